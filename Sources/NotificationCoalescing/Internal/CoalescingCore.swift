@@ -1,0 +1,98 @@
+import Foundation
+
+/// The storage of a ``NotificationCoalescingContext``: its held notifications and its place in the
+/// scheduler. The scheduler holds this, never the context, so releasing the context frees it at once.
+final class CoalescingCore: TurnClient {
+    private struct State {
+        var queue = PendingQueue()
+        /// Whether the scheduler holds this core (waiting for a turn, or parked for another mode).
+        var isQueued = false
+        /// Whether the core is parked: it will be called at every turn but has not asked for one.
+        var isParked = false
+        var isCancelled = false
+        var nextUnmatchedSender: UInt64 = 0
+    }
+
+    let center: NotificationCenter
+    let scheduler: CoalescingScheduler
+    private let state = Locked(State())
+
+    init(center: NotificationCenter, scheduler: CoalescingScheduler) {
+        self.center = center
+        self.scheduler = scheduler
+    }
+
+    var pendingCount: Int {
+        state.withLock { $0.queue.count }
+    }
+
+    /// Holds `notification` for a later turn, replacing what it coalesces with.
+    func hold(
+        _ notification: Notification,
+        style: PendingStyle,
+        mask: NotificationQueue.NotificationCoalescing,
+        modes: [RunLoop.Mode]
+    ) {
+        if modes != Self.defaultModes { scheduler.prepare(modes: modes) }
+        enum Ask { case nothing, schedule, turnOnly }
+        let ask = state.withLock { state -> Ask in
+            if state.isCancelled { return .nothing }
+            let sender = SenderKey(notification.object) {
+                state.nextUnmatchedSender &+= 1
+                return state.nextUnmatchedSender
+            }
+            state.queue.removeMatching(name: notification.name, sender: sender, mask: mask)
+            state.queue.append(PendingNotification(notification: notification, style: style, modes: modes, sender: sender))
+            if !state.isQueued {
+                state.isQueued = true
+                return .schedule
+            }
+            if state.isParked {
+                state.isParked = false
+                return .turnOnly
+            }
+            return .nothing
+        }
+        switch ask {
+        case .nothing: break
+        case .schedule: scheduler.schedule(self)
+        case .turnOnly: scheduler.schedule(nil)
+        }
+    }
+
+    /// Removes held notifications that `notification` matches under `mask` (before a `.now` post).
+    func removeMatching(_ notification: Notification, mask: NotificationQueue.NotificationCoalescing) {
+        state.withLock { state in
+            let sender = SenderKey(notification.object) { .max }
+            state.queue.removeMatching(name: notification.name, sender: sender, mask: mask)
+        }
+    }
+
+    func performTurn(_ turn: SchedulerTurn) -> Bool {
+        let (batch, remains) = state.withLock { state -> ([PendingNotification], Bool) in
+            let batch = state.queue.take { turn.admits($0.modes) }
+            state.isQueued = !state.queue.isEmpty
+            state.isParked = state.isQueued
+            return (batch, state.isQueued)
+        }
+        for pending in batch {
+            // A context released (on another thread) while this batch posts stops posting at once.
+            if state.withLock({ $0.isCancelled }) { return false }
+            center.post(pending.notification)
+        }
+        return remains
+    }
+
+    /// Called when the context is released: drops everything held; nothing more will post.
+    func cancel() {
+        let dropped = state.withLock { state -> PendingQueue in
+            state.isCancelled = true
+            defer { state.queue = PendingQueue() }
+            return state.queue
+        }
+        // Release the held notifications (and the objects they carry) outside the lock.
+        _ = dropped
+    }
+
+    static let defaultModes: [RunLoop.Mode] = [.default]
+}

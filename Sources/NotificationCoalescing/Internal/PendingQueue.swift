@@ -1,0 +1,152 @@
+import Foundation
+
+/// How a pending notification's sender is compared: by identity for every class instance.
+package enum SenderKey: Hashable, Sendable {
+    /// No sender: matches other notifications without one, as in Foundation.
+    case none
+    /// A class instance (NSObject or pure Swift), compared by identity.
+    case object(ObjectIdentifier)
+    /// A value-type sender has no identity and matches nothing; each gets a key of its own.
+    case unmatched(UInt64)
+
+    package init(_ object: Any?, unique: () -> UInt64) {
+        guard let object else {
+            self = .none
+            return
+        }
+        if type(of: object) is AnyClass {
+            self = .object(ObjectIdentifier(object as AnyObject))
+        } else {
+            self = .unmatched(unique())
+        }
+    }
+}
+
+/// When a held notification may post.
+package enum PendingStyle: Sendable {
+    case asap
+    case whenIdle
+}
+
+/// One held notification.
+package struct PendingNotification {
+    package let notification: Notification
+    package let style: PendingStyle
+    package let modes: [RunLoop.Mode]
+    package let sender: SenderKey
+}
+
+/// The held notifications of one context: FIFO, with coalescing lookups in O(1) per enqueue.
+///
+/// Entries live in an append-only array of slots; coalescing empties a slot. Index lists map a key to
+/// the slots enqueued under it and may point at slots emptied through another index; such stale
+/// positions are skipped and dropped when their list is next used, so every position is visited a
+/// bounded number of times and an enqueue costs O(1) amortized, however many notifications are held.
+///
+/// The (name, sender) index serves the default mask and always exists. The name-only and sender-only
+/// indexes are built the first time a mask needs them, so the default path maintains one dictionary.
+package struct PendingQueue {
+    private struct NameAndSender: Hashable {
+        let name: Notification.Name
+        let sender: SenderKey
+    }
+
+    private var slots: [PendingNotification?] = []
+    private var byNameAndSender: [NameAndSender: [Int]] = [:]
+    private var byName: [Notification.Name: [Int]]?
+    private var bySender: [SenderKey: [Int]]?
+
+    /// How many notifications are held.
+    package private(set) var count = 0
+
+    package init() {}
+
+    package var isEmpty: Bool { count == 0 }
+
+    /// Removes every held notification that matches `name` and `sender` under `mask`.
+    ///
+    /// - Returns: How many were removed.
+    @discardableResult
+    package mutating func removeMatching(
+        name: Notification.Name,
+        sender: SenderKey,
+        mask: NotificationQueue.NotificationCoalescing
+    ) -> Int {
+        guard count > 0 else { return 0 }
+        let onName = mask.contains(.onName)
+        let onSender = mask.contains(.onSender)
+        let positions: [Int]?
+        switch (onName, onSender) {
+        case (true, true):
+            positions = byNameAndSender.removeValue(forKey: NameAndSender(name: name, sender: sender))
+        case (true, false):
+            if byName == nil { byName = buildIndex { $0.notification.name } }
+            positions = byName!.removeValue(forKey: name)
+        case (false, true):
+            if bySender == nil { bySender = buildIndex { $0.sender } }
+            positions = bySender!.removeValue(forKey: sender)
+        case (false, false):
+            return 0
+        }
+        guard let positions else { return 0 }
+        var removed = 0
+        for position in positions where slots[position] != nil {
+            slots[position] = nil
+            removed += 1
+        }
+        count -= removed
+        return removed
+    }
+
+    /// Holds `pending` after everything held so far.
+    package mutating func append(_ pending: PendingNotification) {
+        let position = slots.count
+        slots.append(pending)
+        count += 1
+        byNameAndSender[NameAndSender(name: pending.notification.name, sender: pending.sender), default: []]
+            .append(position)
+        if byName != nil { byName![pending.notification.name, default: []].append(position) }
+        if bySender != nil { bySender![pending.sender, default: []].append(position) }
+    }
+
+    /// Takes out every held notification that `admits` accepts: first the `.asap` ones, then the
+    /// `.whenIdle` ones, each in the order they were enqueued. The rest stay held, in order.
+    package mutating func take(where admits: (PendingNotification) -> Bool) -> [PendingNotification] {
+        guard count > 0 else { return [] }
+        var asap: [PendingNotification] = []
+        var idle: [PendingNotification] = []
+        var kept: [PendingNotification] = []
+        asap.reserveCapacity(count)
+        for case let pending? in slots {
+            if !admits(pending) {
+                kept.append(pending)
+            } else if pending.style == .asap {
+                asap.append(pending)
+            } else {
+                idle.append(pending)
+            }
+        }
+        removeAll()
+        for pending in kept { append(pending) }
+        asap.append(contentsOf: idle)
+        return asap
+    }
+
+    /// Drops everything.
+    package mutating func removeAll() {
+        let keepCapacity = slots.count <= 1_024
+        slots.removeAll(keepingCapacity: keepCapacity)
+        byNameAndSender.removeAll(keepingCapacity: keepCapacity)
+        byName = nil
+        bySender = nil
+        count = 0
+    }
+
+    private func buildIndex<Key: Hashable>(_ key: (PendingNotification) -> Key) -> [Key: [Int]] {
+        var index: [Key: [Int]] = [:]
+        for (position, pending) in slots.enumerated() {
+            if let pending { index[key(pending), default: []].append(position) }
+        }
+        return index
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+
+/// Owns a set of notification observations for the lifetime of its owner.
+///
+/// Keep the context in a property of the object that observes; when the owner goes, the context
+/// goes, and `deinit` removes every registration it made. No `removeObserver` bookkeeping is needed.
+///
+/// ```swift
+/// final class Player {
+///     private let notifications = NotificationObservingContext()
+///     init() {
+///         notifications.observe(.applicationWillEnterForeground) { [weak self] _, _ in self?.resume() }
+///     }
+///     func resume() {}
+/// }
+/// ```
+///
+/// > Important: A handler runs synchronously on the thread that posts the notification. The context
+/// > itself is `Sendable`: `observe` and `removeObservers()` may be called from any thread.
+public final class NotificationObservingContext: Sendable {
+    private let registry: ObserverRegistry
+
+    /// The center this context observes.
+    public var center: NotificationCenter { registry.center }
+
+    /// Creates a context observing `center`.
+    public init(center: NotificationCenter = .default) {
+        registry = ObserverRegistry(center: center)
+    }
+
+    deinit {
+        registry.removeAll()
+    }
+
+    /// Observes notifications named `name`, optionally only those sent by `object` (by identity).
+    ///
+    /// - Parameters:
+    ///   - name: The name to observe.
+    ///   - object: The sender to filter on, compared by identity; `nil` observes every sender.
+    ///   - handler: Called on the posting thread with this registration's token and the notification.
+    /// - Returns: The token; ``NotificationObserver/remove()`` ends this one observation.
+    @discardableResult
+    public func observe(
+        _ name: Notification.Name,
+        object: AnyObject? = nil,
+        _ handler: @escaping (NotificationObserver, Notification) -> Void
+    ) -> NotificationObserver {
+        registry.observe(name, object: object, handler)
+    }
+
+    /// Observes a typed notification; the handler gets the value back.
+    ///
+    /// ```swift
+    /// context.observe { (_, note: ScoreChanged) in print(note.score) }
+    /// ```
+    @discardableResult
+    public func observe<N: ObservableNotification>(
+        _ type: N.Type = N.self,
+        object: AnyObject? = nil,
+        _ handler: @escaping (NotificationObserver, N) -> Void
+    ) -> NotificationObserver {
+        registry.observe(type, object: object, handler)
+    }
+
+    /// Removes every observation this context made. The context stays usable.
+    public func removeObservers() {
+        registry.removeAll()
+    }
+
+    /// How many observations are active.
+    public var observerCount: Int { registry.count }
+}

@@ -1,0 +1,139 @@
+import Foundation
+
+/// Decides when "the end of a cycle" is: the moment pending coalesced work is delivered.
+///
+/// A coalescing context hands its pending work to a scheduler, which calls it back once per *turn*
+/// on the scheduler's own thread. Three schedulers ship:
+///
+/// - ``RunLoopScheduler``: a turn is a run-loop pass about to wait (or exiting), in the modes the
+///   work asked for. The default, and what apps use: `RunLoopScheduler.main` for the main thread.
+/// - ``DispatchMainScheduler``: a turn is one block on `DispatchQueue.main`. For programs whose main
+///   thread sits in `dispatchMain()` or an `async` main, where no run loop turns on Linux.
+/// - ``ManualScheduler``: a turn happens when you call ``ManualScheduler/turn(mode:)``. For tests.
+///
+/// ```swift
+/// let context = NotificationCoalescingContext(scheduler: .dispatchMain)
+/// ```
+///
+/// > Important: Work is scheduled from any thread; turns, and therefore every delivery, happen only on
+/// > the scheduler's thread (``isCurrent`` is true there).
+public class CoalescingScheduler: @unchecked Sendable {
+    // @unchecked Sendable: the class is not final (its three subclasses live in this module). All mutable
+    // state of the base is in `queue`, behind a lock; `turnDepth` is touched only on the scheduler's own
+    // thread (inside `runTurn`, which asserts it), and subclasses hold only immutable or locked state.
+
+    private struct Queue {
+        /// Clients waiting for the next turn, in the order they asked.
+        var waiting: [any TurnClient] = []
+        /// Whether a turn has been asked for since the last one began (one wake-up per batch).
+        var turnRequested = false
+    }
+
+    private let queue = Locked(Queue())
+    /// Nesting depth of `runTurn` on the scheduler's thread (a handler may run a nested loop).
+    private nonisolated(unsafe) var turnDepth = 0
+
+    init() {}
+
+    /// Whether the calling thread is the one this scheduler delivers on.
+    public var isCurrent: Bool { preconditionFailure("CoalescingScheduler is abstract") }
+
+    /// The mode the scheduler's run loop is running in right now, or `nil` outside a running loop.
+    ///
+    /// Read it on the scheduler's thread. A ``DispatchMainScheduler`` has no modes and answers `nil`.
+    public var currentMode: RunLoop.Mode? { nil }
+
+    /// Whether work is waiting for a turn (including work parked until one of its modes turns).
+    public var hasPendingWork: Bool {
+        queue.withLock { !$0.waiting.isEmpty }
+    }
+
+    /// Whether a turn has been asked for and not yet run: work that the next turn will do.
+    var hasWaitingWork: Bool {
+        queue.withLock { $0.turnRequested }
+    }
+
+    /// Whether `mode` counts as one of the common modes here.
+    func isCommon(_ mode: RunLoop.Mode) -> Bool { mode == .default || mode == .common }
+
+    /// Makes sure turns happen in `modes` (a run loop adds its observer to custom modes).
+    func prepare(modes: [RunLoop.Mode]) {}
+
+    /// Called after `client` was added to an empty waiting list; asks for a turn if none will come.
+    func requestTurn(insideTurn: Bool) {}
+
+    /// Registers `client` for the next turn and asks for one; with `nil`, only asks for a turn.
+    ///
+    /// Clients dedupe themselves: a client is passed here at most once until its next `performTurn`.
+    package final func schedule(_ client: (any TurnClient)?) {
+        let needsRequest = queue.withLock { queue -> Bool in
+            if let client { queue.waiting.append(client) }
+            defer { queue.turnRequested = true }
+            return !queue.turnRequested
+        }
+        if needsRequest {
+            requestTurn(insideTurn: isCurrent && turnDepth > 0)
+        }
+    }
+
+    /// Runs one turn in `mode` on the scheduler's thread: every waiting client is called once.
+    ///
+    /// A client that answers that work remains (for a mode this turn did not admit) is parked: it is
+    /// called again at every later turn, but does not by itself ask for one.
+    /// - Returns: How many clients were called.
+    @discardableResult
+    final func runTurn(mode: RunLoop.Mode?, isCommonMode: Bool) -> Int {
+        let batch = queue.withLock { queue -> [any TurnClient] in
+            queue.turnRequested = false
+            defer { queue.waiting.removeAll(keepingCapacity: queue.waiting.count <= 1_024) }
+            return queue.waiting
+        }
+        guard !batch.isEmpty else { return 0 }
+        turnDepth += 1
+        defer { turnDepth -= 1 }
+        let turn = SchedulerTurn(mode: mode, isCommonMode: isCommonMode, scheduler: self)
+        var parked: [any TurnClient] = []
+        for client in batch where client.performTurn(turn) {
+            parked.append(client)
+        }
+        if !parked.isEmpty {
+            queue.withLock { $0.waiting.insert(contentsOf: parked, at: 0) }
+        }
+        return batch.count
+    }
+}
+
+extension CoalescingScheduler {
+    /// The main thread's run loop: `RunLoopScheduler.main`.
+    public static var mainRunLoop: CoalescingScheduler { RunLoopScheduler.main }
+
+    /// The calling thread's run loop: `RunLoopScheduler.current`.
+    public static var currentRunLoop: CoalescingScheduler { RunLoopScheduler.current }
+
+    /// `DispatchQueue.main`, for `dispatchMain()` and `async` main programs: `DispatchMainScheduler.shared`.
+    public static var dispatchMain: CoalescingScheduler { DispatchMainScheduler.shared }
+}
+
+/// One turn of a scheduler, as its clients see it.
+package struct SchedulerTurn {
+    /// The run-loop mode of the turn; `nil` for a scheduler without modes (every mode matches).
+    package let mode: RunLoop.Mode?
+    /// Whether `mode` is one of the run loop's common modes.
+    package let isCommonMode: Bool
+    package let scheduler: CoalescingScheduler
+
+    /// Whether work registered for `modes` may run in this turn.
+    package func admits(_ modes: [RunLoop.Mode]) -> Bool {
+        guard let mode else { return true }
+        return modes.contains(mode) || (isCommonMode && modes.contains(.common))
+    }
+}
+
+/// Something that has work waiting for a scheduler's turn.
+package protocol TurnClient: AnyObject, Sendable {
+    /// Does the work the turn admits, on the scheduler's thread.
+    ///
+    /// - Returns: `true` when work remains that this turn did not admit (it waits for another mode);
+    ///   the scheduler then keeps the client for later turns, and the client counts as scheduled.
+    func performTurn(_ turn: SchedulerTurn) -> Bool
+}

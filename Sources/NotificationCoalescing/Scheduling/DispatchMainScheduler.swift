@@ -1,0 +1,37 @@
+import Dispatch
+import Foundation
+
+/// Delivers coalesced work in one block on `DispatchQueue.main`.
+///
+/// Use it in programs whose main thread runs `dispatchMain()` or an `async` main: on Linux no run
+/// loop turns there, so a ``RunLoopScheduler`` would never deliver. One block is queued per batch, no
+/// matter how much work is scheduled before it runs. Work scheduled while the block runs goes to the
+/// next block.
+///
+/// > Important: Dispatch has no run-loop modes: a turn here admits every mode, so `forModes` is
+/// > ignored, and a `.now` notification always posts. Deliveries run on the main queue (the main
+/// > actor), which under `dispatchMain()` may be a thread other than the process's first thread.
+public final class DispatchMainScheduler: CoalescingScheduler, @unchecked Sendable {
+    // @unchecked Sendable: no stored state beyond the base class's locked queue.
+
+    /// The one instance; the main queue is process-wide.
+    public static let shared = DispatchMainScheduler()
+
+    private static let marker = DispatchSpecificKey<Bool>()
+
+    private override init() {
+        DispatchQueue.main.setSpecific(key: Self.marker, value: true)
+        super.init()
+    }
+
+    /// True on the main thread, and inside any block the main queue runs.
+    public override var isCurrent: Bool {
+        Thread.isMainThread || DispatchQueue.getSpecific(key: Self.marker) == true
+    }
+
+    override func requestTurn(insideTurn: Bool) {
+        DispatchQueue.main.async { [self] in
+            runTurn(mode: nil, isCommonMode: true)
+        }
+    }
+}

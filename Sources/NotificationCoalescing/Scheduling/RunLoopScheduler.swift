@@ -1,0 +1,106 @@
+import CoreFoundation
+import Foundation
+
+/// Delivers coalesced work when a thread's run loop turns.
+///
+/// A turn is the run loop about to wait (`BeforeWaiting`) or leaving a run (`Exit`): the end of
+/// the current cycle, after everything the cycle handled. On Apple platforms this is also where
+/// Core Animation commits, and the scheduler's observer runs before that commit.
+///
+/// Turns happen in the common modes; work enqueued for another mode makes the scheduler observe that
+/// mode too. Work scheduled from another thread wakes the run loop, so it is never lost.
+///
+/// > Important: The thread must run its run loop. On Linux the main thread does under XCTest and in
+/// > programs that call `RunLoop.main.run()`, but not under `dispatchMain()` or an `async` main: use
+/// > ``DispatchMainScheduler`` there. A background thread's run loop with nothing but this observer
+/// > counts as empty and returns at once; give it a timer or port.
+public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
+    // @unchecked Sendable: `runLoop` and the observer are CF objects whose APIs used here
+    // (`CFRunLoopWakeUp`, `CFRunLoopAddObserver`) are thread-safe; `modes` is behind a lock.
+    private nonisolated(unsafe) let runLoop: CFRunLoop
+    private let owner: ThreadIdentity?
+    private let observesMainThread: Bool
+    private let customModes = Locked<Set<RunLoop.Mode>>([])
+    private nonisolated(unsafe) var commonObserver: CFRunLoopObserver?
+    private nonisolated(unsafe) var customObserver: CFRunLoopObserver?
+
+    /// The main thread's run loop.
+    public static let main = RunLoopScheduler(mainThread: ())
+
+    /// The calling thread's run loop (one scheduler per thread, created on first use and kept while
+    /// the thread lives).
+    public static var current: RunLoopScheduler {
+        if Thread.isMainThread { return main }
+        let key = "NotificationCoalescing.RunLoopScheduler"
+        if let existing = Thread.current.threadDictionary[key] as? RunLoopScheduler { return existing }
+        let scheduler = RunLoopScheduler(currentThread: ())
+        Thread.current.threadDictionary[key] = scheduler
+        return scheduler
+    }
+
+    private init(mainThread: Void) {
+        runLoop = CFRunLoopGetMain()
+        owner = nil
+        observesMainThread = true
+        super.init()
+        install()
+    }
+
+    private init(currentThread: Void) {
+        runLoop = CFRunLoopGetCurrent()
+        owner = .current
+        observesMainThread = false
+        super.init()
+        install()
+    }
+
+    /// Order of the observer among others on the same activity: before Core Animation's commit (2 000 000).
+    private static let observerOrder: CFIndex = 1_000
+
+    private func makeObserver(common: Bool) -> CFRunLoopObserver {
+        let activities = CFRunLoopActivity([.beforeWaiting, .exit]).rawValue
+        // The observer lives as long as the scheduler, which lives as long as its thread (or the process
+        // for `main`), so capturing `self` strongly here is intended.
+        return CFRunLoopObserverCreateWithHandler(kCFAllocatorDefault, activities, true, Self.observerOrder) {
+            [self] _, _ in
+            let mode = RunLoop.current.currentMode
+            runTurn(mode: mode, isCommonMode: common || mode.map(isCommon) ?? true)
+        }
+    }
+
+    private func install() {
+        let common = makeObserver(common: true)
+        commonObserver = common
+        customObserver = makeObserver(common: false)
+        CFRunLoopAddObserver(runLoop, common, kCFRunLoopCommonModes)
+    }
+
+    public override var isCurrent: Bool {
+        if observesMainThread { return Thread.isMainThread }
+        return owner!.isCurrent
+    }
+
+    public override var currentMode: RunLoop.Mode? {
+        isCurrent ? RunLoop.current.currentMode : nil
+    }
+
+    override func prepare(modes: [RunLoop.Mode]) {
+        let added = customModes.withLock { known -> [RunLoop.Mode] in
+            let new = modes.filter { $0 != .common && $0 != .default && !known.contains($0) }
+            known.formUnion(new)
+            return new
+        }
+        for mode in added {
+            let name = CFStringCreateWithCString(nil, mode.rawValue, CFStringBuiltInEncodings.UTF8.rawValue)
+            CFRunLoopAddObserver(runLoop, customObserver, name)
+        }
+    }
+
+    override func requestTurn(insideTurn: Bool) {
+        // On its own thread, outside a turn, the loop is busy running the caller and will reach
+        // BeforeWaiting by itself. Elsewhere, or when a turn is under way, make sure it does not sleep.
+        if insideTurn || !isCurrent {
+            CFRunLoopWakeUp(runLoop)
+        }
+    }
+}
