@@ -19,8 +19,10 @@ import Foundation
 /// > the scheduler's thread (``isCurrent`` is true there).
 public class CoalescingScheduler: @unchecked Sendable {
     // @unchecked Sendable: the class is not final (its three subclasses live in this module). All mutable
-    // state of the base is in `queue`, behind a lock; `turnDepth` is touched only on the scheduler's own
-    // thread (inside `runTurn`, which asserts it), and subclasses hold only immutable or locked state.
+    // state of the base is in `queue`, behind a lock, except `turnDepth`, `ownerWaiting` and
+    // `ownerTurnRequested`, which are touched only on the scheduler's own thread (in `runTurn`, and in
+    // `scheduleOnOwnerThread`, whose callers have checked `isCurrent`). Subclasses hold only immutable or
+    // locked state, or state confined to the scheduler's thread in the same way.
 
     private struct Queue {
         /// Clients waiting for the next turn, in the order they asked.
@@ -30,6 +32,9 @@ public class CoalescingScheduler: @unchecked Sendable {
     }
 
     private let queue = Locked(Queue())
+    /// Clients scheduled on the scheduler's own thread: no lock needed (confined to that thread).
+    private nonisolated(unsafe) var ownerWaiting: [any TurnClient] = []
+    private nonisolated(unsafe) var ownerTurnRequested = false
     /// Nesting depth of `runTurn` on the scheduler's thread (a handler may run a nested loop).
     private nonisolated(unsafe) var turnDepth = 0
 
@@ -44,13 +49,15 @@ public class CoalescingScheduler: @unchecked Sendable {
     public var currentMode: RunLoop.Mode? { nil }
 
     /// Whether work is waiting for a turn (including work parked until one of its modes turns).
+    ///
+    /// Read it on the scheduler's thread for an exact answer (work scheduled there is not locked).
     public var hasPendingWork: Bool {
-        queue.withLock { !$0.waiting.isEmpty }
+        queue.withLock { !$0.waiting.isEmpty } || (isCurrent && !ownerWaiting.isEmpty)
     }
 
     /// Whether a turn has been asked for and not yet run: work that the next turn will do.
     var hasWaitingWork: Bool {
-        queue.withLock { $0.turnRequested }
+        queue.withLock { $0.turnRequested } || (isCurrent && ownerTurnRequested)
     }
 
     /// Whether `mode` counts as one of the common modes here.
@@ -76,6 +83,16 @@ public class CoalescingScheduler: @unchecked Sendable {
         }
     }
 
+    /// The same as ``schedule(_:)`` without a lock, for a caller that knows it is on the scheduler's
+    /// thread (it has checked ``isCurrent``): the path a coalesced request takes on the main thread.
+    package final func scheduleOnOwnerThread(_ client: any TurnClient) {
+        ownerWaiting.append(client)
+        if !ownerTurnRequested {
+            ownerTurnRequested = true
+            requestTurn(insideTurn: turnDepth > 0)
+        }
+    }
+
     /// Runs one turn in `mode` on the scheduler's thread: every waiting client is called once.
     ///
     /// A client that answers that work remains (for a mode this turn did not admit) is parked: it is
@@ -83,10 +100,18 @@ public class CoalescingScheduler: @unchecked Sendable {
     /// - Returns: How many clients were called.
     @discardableResult
     final func runTurn(mode: RunLoop.Mode?, isCommonMode: Bool) -> Int {
-        let batch = queue.withLock { queue -> [any TurnClient] in
+        var batch = ownerWaiting
+        ownerWaiting.removeAll(keepingCapacity: batch.count <= 1_024)
+        ownerTurnRequested = false
+        let others = queue.withLock { queue -> [any TurnClient] in
             queue.turnRequested = false
             defer { queue.waiting.removeAll(keepingCapacity: queue.waiting.count <= 1_024) }
             return queue.waiting
+        }
+        if batch.isEmpty {
+            batch = others
+        } else {
+            batch.append(contentsOf: others)
         }
         guard !batch.isEmpty else { return 0 }
         turnDepth += 1

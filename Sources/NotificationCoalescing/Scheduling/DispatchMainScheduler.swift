@@ -24,9 +24,12 @@ public final class DispatchMainScheduler: CoalescingScheduler, @unchecked Sendab
         super.init()
     }
 
-    /// True on the main thread, and inside any block the main queue runs.
+    /// True inside any block the main queue runs, and on the main thread.
     public override var isCurrent: Bool {
-        Thread.isMainThread || DispatchQueue.getSpecific(key: Self.marker) == true
+        // The queue marker first: under `dispatchMain()` main-queue blocks run on other threads, and the
+        // first thread has exited. `Thread.isMainThread` (not a cached identity, which a new thread could
+        // reuse there) covers code running on the main thread outside a main-queue block.
+        DispatchQueue.getSpecific(key: Self.marker) == true || Thread.isMainThread
     }
 
     override func requestTurn(insideTurn: Bool) {

@@ -30,7 +30,7 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
     /// The calling thread's run loop (one scheduler per thread, created on first use and kept while
     /// the thread lives).
     public static var current: RunLoopScheduler {
-        if Thread.isMainThread { return main }
+        if ThreadIdentity.isMainThread { return main }
         let key = "NotificationCoalescing.RunLoopScheduler"
         if let existing = Thread.current.threadDictionary[key] as? RunLoopScheduler { return existing }
         let scheduler = RunLoopScheduler(currentThread: ())
@@ -76,7 +76,7 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
     }
 
     public override var isCurrent: Bool {
-        if observesMainThread { return Thread.isMainThread }
+        if observesMainThread { return ThreadIdentity.isMainThread }
         return owner!.isCurrent
     }
 
