@@ -1,1 +1,180 @@
+import Foundation
 import NotificationCoalescing
+
+/// Coalesces a controller's update requests into one view update per run-loop cycle.
+///
+/// Call ``setNeedsUpdate(animated:)`` whenever state that the view shows changes, as often as you like
+/// and from any thread; the updaters registered with ``onUpdate(_:)`` run once, on the main thread,
+/// at the end of the cycle. Call ``update(animated:)`` to render at once (in `viewWillAppear`, say).
+///
+/// ```swift
+/// final class ProfileViewController: UIViewController {
+///     private lazy var updater: ViewUpdatingContext = {
+///         let updater = ViewUpdatingContext(animated: false)
+///         updater.onUpdate { [weak self] animated in self?.render(animated: animated) }
+///         return updater
+///     }()
+///
+///     var name = "" { didSet { updater.setNeedsUpdate() } }
+///     var color = UIColor.black { didSet { updater.setNeedsUpdate(animated: true) } }
+///
+///     override func viewWillAppear(_ animated: Bool) {
+///         super.viewWillAppear(animated)
+///         updater.update()
+///     }
+/// }
+/// ```
+///
+/// ## The animated flag
+/// Every delivery passes one flag to every updater: the explicit flag of the pending requests, or
+/// ``animated`` when none gave one. An explicit `false` protects itself: a later `true` in the same
+/// cycle first delivers the non-animated changes at once, then animates the rest at the end.
+///
+/// | requests in one cycle | deliveries |
+/// | --- | --- |
+/// | `setNeedsUpdate()` × n | one, at the end, with ``animated`` |
+/// | `setNeedsUpdate(animated: true)` | one, at the end, animated |
+/// | `(animated: false)` then `(animated: true)` | one not animated at once, one animated at the end |
+/// | `(animated: true)` then `(animated: false)` | one, at the end, not animated |
+/// | `setNeedsUpdate()` then `update()` | one, at `update()`; none at the end |
+///
+/// ## Threads
+/// > Important: Updaters run on the main thread, one delivery at a time. ``setNeedsUpdate(animated:)``
+/// > may be called from any thread: a request made elsewhere is applied on the main thread, in arrival
+/// > order, and delivered in its next cycle. ``update(animated:)``, ``updateIfNeeded()``,
+/// > ``isUpdatePending``, ``suspend()`` and ``resume()`` must be called on the main thread (a
+/// > precondition says so). A request made while updaters run is delivered once, in a later cycle,
+/// > never recursively.
+///
+/// The context does not keep its owner alive (capture `[weak self]` in updaters). Released with an
+/// update pending, it delivers nothing.
+public final class ViewUpdatingContext: Sendable {
+    /// The token ``onUpdate(_:)`` returns; ``NotificationObserver/remove()`` removes that updater.
+    public typealias ViewUpdater = NotificationObserver
+
+    private let core: UpdateCore
+    private let lifecycle: NotificationObservingContext?
+
+    /// The flag a delivery uses when no request gave an explicit one. Any thread.
+    public var animated: Bool {
+        get { core.animated }
+        set { core.animated = newValue }
+    }
+
+    /// Creates a context delivering at the end of each main run-loop cycle.
+    ///
+    /// - Parameters:
+    ///   - animated: The default flag (``animated``).
+    public convenience init(animated: Bool = false) {
+        self.init(animated: animated, scheduler: .mainRunLoop)
+    }
+
+    /// Creates a context with a chosen scheduler and lifecycle events.
+    ///
+    /// - Parameters:
+    ///   - animated: The default flag (``animated``).
+    ///   - scheduler: When a cycle ends: `.mainRunLoop` (the default, for apps and XCTest),
+    ///     `.dispatchMain` for programs whose main thread runs `dispatchMain()` or an `async` main, or a
+    ///     `ManualScheduler` that a test turns by hand (it then stands in for the main thread: updaters
+    ///     run on the thread that turns it). A scheduler of another thread's run loop is a programming
+    ///     error.
+    ///   - refreshEvents: Notifications that force an ``update(animated:)`` when posted, on the main thread
+    ///     at once, or in the next cycle when posted elsewhere. Empty to observe nothing.
+    ///   - center: The center the refresh events are observed on.
+    public init(
+        animated: Bool = false,
+        scheduler: CoalescingScheduler,
+        refreshEvents: [Notification.Name] = ViewUpdatingContext.defaultRefreshEvents,
+        center: NotificationCenter = .default
+    ) {
+        precondition(
+            scheduler === RunLoopScheduler.main || scheduler is DispatchMainScheduler || scheduler is ManualScheduler,
+            "ViewUpdatingContext needs a main-thread scheduler (.mainRunLoop, .dispatchMain) or a ManualScheduler")
+        let core = UpdateCore(animated: animated, scheduler: scheduler)
+        self.core = core
+        if refreshEvents.isEmpty {
+            lifecycle = nil
+        } else {
+            let lifecycle = NotificationObservingContext(center: center)
+            for name in refreshEvents {
+                lifecycle.observe(name) { [weak core] _, _ in core?.refresh() }
+            }
+            self.lifecycle = lifecycle
+        }
+    }
+
+    deinit {
+        core.cancel()
+    }
+
+    /// Registers an updater, called on the main thread with the flag of each delivery.
+    ///
+    /// All updaters of one delivery get the same flag. Capture the owner weakly: the context must not
+    /// keep it alive. The closure is not `@Sendable`: it may capture controller state freely, and a
+    /// closure written in a main-actor context (a view controller) may call main-actor methods, since it
+    /// is only ever called on the main thread.
+    ///
+    /// - Returns: A token; ``NotificationObserver/remove()`` removes this updater (any thread).
+    @discardableResult
+    public func onUpdate(_ closure: @escaping (_ animated: Bool) -> Void) -> ViewUpdater {
+        let id = core.addUpdater(closure)
+        return ViewUpdater { [weak core] in core?.removeUpdater(id) }
+    }
+
+    /// Removes every updater. Pending requests stay pending (and deliver to nobody).
+    public func removeUpdaters() {
+        core.removeAllUpdaters()
+    }
+
+    /// How many updaters are registered.
+    public var updaterCount: Int { core.updaterCount }
+
+    /// Asks for one update at the end of this cycle; any number of requests produce one delivery.
+    ///
+    /// - Parameter animated: `nil` leaves the flag to other requests (or ``animated``). `false` makes the
+    ///   delivery non-animated. `true` makes it animated, but first delivers at once, not animated, if a
+    ///   `false` is pending, so that changes requested as non-animated never animate.
+    ///
+    /// Any thread. On the main thread, a request on a context that already has an update pending with the
+    /// same flag takes no lock, allocates nothing and posts nothing.
+    public func setNeedsUpdate(animated: Bool? = nil) {
+        core.setNeedsUpdate(animated)
+    }
+
+    /// Delivers at once (synchronously) and cancels the update scheduled for the end of the cycle.
+    ///
+    /// - Parameter animated: When given, the flag of this delivery; otherwise the pending flag, or
+    ///   ``animated``.
+    ///
+    /// > Important: Main thread only. Called from inside an updater it does not recurse: the update is
+    /// > done in a later cycle. While suspended, it is kept until ``resume()``.
+    public func update(animated: Bool? = nil) {
+        core.update(animated)
+    }
+
+    /// Delivers at once if an update is pending, like `layoutIfNeeded()`; otherwise does nothing.
+    ///
+    /// Main thread only.
+    public func updateIfNeeded() {
+        core.updateIfNeeded()
+    }
+
+    /// Whether an update is pending (requested and not yet delivered). Main thread only.
+    public var isUpdatePending: Bool { core.isUpdatePending }
+
+    /// Stops deliveries, for a view that is off screen. Requests are kept; ``resume()`` delivers them once.
+    ///
+    /// Calls nest: each `suspend()` needs one `resume()`. Main thread only.
+    public func suspend() {
+        core.suspend()
+    }
+
+    /// Ends one ``suspend()``; when the last one ends, delivers at once what was requested meanwhile
+    /// (once, with the flag the rules give). Main thread only; more resumes than suspends is an error.
+    public func resume() {
+        core.resume()
+    }
+
+    /// Whether deliveries are suspended. Main thread only.
+    public var isSuspended: Bool { core.isSuspended }
+}

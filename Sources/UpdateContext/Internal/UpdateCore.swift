@@ -1,0 +1,259 @@
+import Foundation
+import NotificationCoalescing
+import Synchronization
+
+/// One request, as it waits in the inbox (made off the main thread, or while updaters run).
+enum UpdateRequest: Equatable, Sendable {
+    case setNeedsUpdate(Bool?)
+    case update(Bool?)
+}
+
+/// An updater as stored: called on the main thread with the delivery's flag.
+struct UpdaterEntry {
+    let id: UInt64
+    let call: (Bool) -> Void
+}
+
+/// The storage of a ``ViewUpdatingContext``: the rules, the updaters, the inbox and its place in the
+/// scheduler. The scheduler holds this, never the context, so releasing the context frees it at once.
+///
+/// Two worlds meet here. Everything a delivery needs on the main thread (the ``UpdateRules`` value, the
+/// cached updater list, the re-entrancy flag) is confined to the main thread and read without a lock,
+/// which is what keeps a request on an already-dirty context at a few nanoseconds. Everything other
+/// threads touch (the inbox of their requests, the registered updaters) is behind `shared`, with atomic
+/// hints so that the main thread only takes the lock when there is something to take.
+final class UpdateCore: TurnClient, @unchecked Sendable {
+    // @unchecked Sendable: the `main*` properties below are read and written only on the scheduler's
+    // thread — every entry point checks `scheduler.isCurrent` first, or is `performTurn`, which the
+    // scheduler calls there. Everything else is immutable, atomic, or inside `shared`.
+    let scheduler: CoalescingScheduler
+
+    private var mainRules = UpdateRules()
+    private var mainIsDelivering = false
+    private var mainIsQueued = false
+    private var mainUpdaters: [UpdaterEntry] = []
+    private var mainUpdatersVersion: UInt64 = .max
+
+    private struct Shared {
+        var inbox: [UpdateRequest] = []
+        var inboxIsQueued = false
+        var isCancelled = false
+        var updaters: [UpdaterEntry] = []
+        var nextUpdaterID: UInt64 = 0
+    }
+
+    private let shared = Locked(Shared())
+    /// Set (under the lock) when the inbox gets a request; cleared when the main thread drains it.
+    private let inboxHint = Atomic<Bool>(false)
+    private let updatersVersion = Atomic<UInt64>(0)
+    private let cancelled = Atomic<Bool>(false)
+    private let defaultAnimated: Atomic<Bool>
+
+    init(animated: Bool, scheduler: CoalescingScheduler) {
+        defaultAnimated = Atomic(animated)
+        self.scheduler = scheduler
+    }
+
+    var animated: Bool {
+        get { defaultAnimated.load(ordering: .relaxed) }
+        set { defaultAnimated.store(newValue, ordering: .relaxed) }
+    }
+
+    // MARK: Requests
+
+    @inline(__always)
+    func setNeedsUpdate(_ flag: Bool?) {
+        if scheduler.isCurrent && !mainIsDelivering {
+            if !inboxHint.load(ordering: .acquiring) {
+                // The fast path: an already-dirty context with nothing new takes no lock and allocates nothing.
+                if mainRules.isNoOp(flag) { return }
+            } else {
+                drainInbox()
+            }
+            apply(.setNeedsUpdate(flag))
+        } else {
+            post(.setNeedsUpdate(flag))
+        }
+    }
+
+    func update(_ flag: Bool?) {
+        precondition(
+            scheduler.isCurrent,
+            "ViewUpdatingContext.update(animated:) called off the main thread; it delivers synchronously, "
+                + "and updaters run only on the main thread. Call setNeedsUpdate(animated:) from other threads.")
+        if mainIsDelivering {
+            // Re-entrant: never deliver recursively; the update is done in a later cycle.
+            post(.update(flag))
+            return
+        }
+        if inboxHint.load(ordering: .acquiring) { drainInbox() }
+        apply(.update(flag))
+    }
+
+    /// A lifecycle event: `update()` on the main thread, a deferred update anywhere else.
+    func refresh() {
+        if scheduler.isCurrent && !mainIsDelivering {
+            if inboxHint.load(ordering: .acquiring) { drainInbox() }
+            apply(.update(nil))
+        } else {
+            post(.update(nil))
+        }
+    }
+
+    func updateIfNeeded() {
+        requireMainThread("updateIfNeeded()")
+        guard !mainIsDelivering else { return }
+        if inboxHint.load(ordering: .acquiring) { drainInbox() }
+        if let value = mainRules.endOfCycle(defaultAnimated: animated) { deliver(value) }
+    }
+
+    var isUpdatePending: Bool {
+        requireMainThread("isUpdatePending")
+        return mainRules.isScheduled || inboxHint.load(ordering: .acquiring)
+    }
+
+    var isSuspended: Bool {
+        requireMainThread("isSuspended")
+        return mainRules.isSuspended
+    }
+
+    func suspend() {
+        requireMainThread("suspend()")
+        mainRules.suspend()
+    }
+
+    func resume() {
+        requireMainThread("resume()")
+        if !mainIsDelivering, inboxHint.load(ordering: .acquiring) { drainInbox() }
+        let value = mainRules.resume(defaultAnimated: animated)
+        if let value {
+            if mainIsDelivering {
+                post(.update(value))
+            } else {
+                deliver(value)
+            }
+        }
+    }
+
+    private func requireMainThread(_ api: String) {
+        precondition(scheduler.isCurrent, "ViewUpdatingContext.\(api) must be used on the main thread")
+    }
+
+    // MARK: Main thread
+
+    /// Applies one request to the rules and does what they say. Main thread, not delivering.
+    private func apply(_ request: UpdateRequest) {
+        switch request {
+        case .setNeedsUpdate(let flag):
+            let outcome = mainRules.request(flag)
+            if let value = outcome.deliverNow { deliver(value) }
+            if outcome.needsTurn, !mainIsQueued {
+                mainIsQueued = true
+                scheduler.scheduleOnOwnerThread(self)
+            }
+        case .update(let flag):
+            if let value = mainRules.update(flag, defaultAnimated: animated) { deliver(value) }
+        }
+    }
+
+    private func drainInbox() {
+        let requests = shared.withLock { shared -> [UpdateRequest] in
+            inboxHint.store(false, ordering: .relaxed)
+            shared.inboxIsQueued = false
+            defer { shared.inbox.removeAll() }
+            return shared.inbox
+        }
+        for request in requests { apply(request) }
+    }
+
+    private func deliver(_ value: Bool) {
+        if cancelled.load(ordering: .relaxed) { return }
+        let version = updatersVersion.load(ordering: .acquiring)
+        if version != mainUpdatersVersion {
+            mainUpdaters = shared.withLock { $0.updaters }
+            mainUpdatersVersion = version
+        }
+        mainIsDelivering = true
+        defer { mainIsDelivering = false }
+        for updater in mainUpdaters {
+            updater.call(value)
+        }
+    }
+
+    func performTurn(_ turn: SchedulerTurn) -> Bool {
+        if mainIsDelivering { return true }  // a nested run loop inside an updater: wait for the outer cycle
+        mainIsQueued = false
+        if inboxHint.load(ordering: .acquiring) { drainInbox() }
+        if let value = mainRules.endOfCycle(defaultAnimated: animated) { deliver(value) }
+        return false
+    }
+
+    // MARK: Any thread
+
+    /// Puts a request in the inbox, applied on the main thread at its next turn, in arrival order.
+    private func post(_ request: UpdateRequest) {
+        let needsTurn = shared.withLock { shared -> Bool in
+            if shared.isCancelled { return false }
+            switch (shared.inbox.last, request) {
+            case (.setNeedsUpdate?, .setNeedsUpdate(nil)):
+                break  // changes nothing after another request of the same kind
+            case (.setNeedsUpdate(let last)?, .setNeedsUpdate(let flag)) where last == flag:
+                break
+            default:
+                shared.inbox.append(request)
+            }
+            inboxHint.store(true, ordering: .releasing)
+            if shared.inboxIsQueued { return false }
+            shared.inboxIsQueued = true
+            return true
+        }
+        if needsTurn { scheduler.schedule(self) }
+    }
+
+    func addUpdater(_ call: @escaping (Bool) -> Void) -> UInt64 {
+        shared.withLock { shared -> UInt64 in
+            shared.nextUpdaterID += 1
+            shared.updaters.append(UpdaterEntry(id: shared.nextUpdaterID, call: call))
+            updatersVersion.add(1, ordering: .releasing)
+            return shared.nextUpdaterID
+        }
+    }
+
+    func removeUpdater(_ id: UInt64) {
+        let removed = shared.withLock { shared -> [UpdaterEntry] in
+            let removed = shared.updaters.filter { $0.id == id }
+            shared.updaters.removeAll { $0.id == id }
+            updatersVersion.add(1, ordering: .releasing)
+            return removed
+        }
+        _ = removed  // released outside the lock: an updater's captures may run deinit code
+    }
+
+    func removeAllUpdaters() {
+        let removed = shared.withLock { shared -> [UpdaterEntry] in
+            defer { shared.updaters.removeAll() }
+            updatersVersion.add(1, ordering: .releasing)
+            return shared.updaters
+        }
+        _ = removed
+    }
+
+    var updaterCount: Int {
+        shared.withLock { $0.updaters.count }
+    }
+
+    /// The context is gone: deliver nothing more, drop the updaters and the inbox.
+    func cancel() {
+        cancelled.store(true, ordering: .relaxed)
+        let dropped = shared.withLock { shared -> ([UpdaterEntry], [UpdateRequest]) in
+            shared.isCancelled = true
+            defer {
+                shared.updaters.removeAll()
+                shared.inbox.removeAll()
+            }
+            updatersVersion.add(1, ordering: .releasing)
+            return (shared.updaters, shared.inbox)
+        }
+        _ = dropped
+    }
+}
