@@ -82,7 +82,8 @@ public final class NotificationCoalescingContext: Sendable {
                     + "handlers run only there. Use .asap from other threads.")
             core.removeMatching(notification, mask: coalesceMask)
             if let mode = core.scheduler.currentMode {
-                let turn = SchedulerTurn(mode: mode, isCommonMode: core.scheduler.isCommon(mode), scheduler: core.scheduler)
+                let turn = SchedulerTurn(
+                    mode: mode, isCommonMode: core.scheduler.isCommon(mode), serial: 0, scheduler: core.scheduler)
                 guard turn.admits(modes) else { return }
             }
             core.center.post(notification)

@@ -53,7 +53,8 @@ public final class ViewUpdatingContext: Sendable {
     public typealias ViewUpdater = NotificationObserver
 
     private let core: UpdateCore
-    private let lifecycle: NotificationObservingContext?
+    private let refreshEvents: [Notification.Name]
+    private let refreshCenter: NotificationCenter
 
     /// The flag a delivery uses when no request gave an explicit one. Any thread.
     public var animated: Bool {
@@ -92,19 +93,18 @@ public final class ViewUpdatingContext: Sendable {
             "ViewUpdatingContext needs a main-thread scheduler (.mainRunLoop, .dispatchMain) or a ManualScheduler")
         let core = UpdateCore(animated: animated, scheduler: scheduler)
         self.core = core
-        if refreshEvents.isEmpty {
-            lifecycle = nil
-        } else {
-            let lifecycle = NotificationObservingContext(center: center)
-            for name in refreshEvents {
-                lifecycle.observe(name) { [weak core] _, _ in core?.refresh() }
-            }
-            self.lifecycle = lifecycle
+        self.refreshEvents = refreshEvents
+        refreshCenter = center
+        if !refreshEvents.isEmpty {
+            RefreshHub.join(core, names: refreshEvents, center: center)
         }
     }
 
     deinit {
         core.cancel()
+        if !refreshEvents.isEmpty {
+            RefreshHub.leave(core, names: refreshEvents, center: refreshCenter)
+        }
     }
 
     /// Registers an updater, called on the main thread with the flag of each delivery.

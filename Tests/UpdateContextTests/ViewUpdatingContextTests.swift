@@ -167,6 +167,31 @@ final class ViewUpdatingContextTests: XCTestCase {
         XCTAssertEqual(deliveries.letters, "nn", "F T N F: n when T is applied, then n at the end")
     }
 
+    func testAContextListedTwiceInOneTurnStillDeliversOncePerCycle() {
+        let context = context!
+        func onAnotherThread(_ body: @escaping @Sendable () -> Void) {
+            let done = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                body()
+                done.signal()
+            }
+            done.wait()
+        }
+        // Listed once through the inbox (a background request), once from the main thread.
+        onAnotherThread { context.setNeedsUpdate() }
+        context.setNeedsUpdate(animated: true)
+        var calls = 0
+        context.onUpdate { _ in
+            calls += 1
+            // A background request that arrives while this cycle delivers belongs to the next cycle.
+            if calls == 1 { onAnotherThread { context.setNeedsUpdate() } }
+        }
+        scheduler.turn()
+        XCTAssertEqual(deliveries.letters, "a", "one delivery in the turn")
+        scheduler.turn()
+        XCTAssertEqual(deliveries.letters, "an", "the late request in the next one")
+    }
+
     func testUpdateIfNeeded() {
         context.updateIfNeeded()
         XCTAssertEqual(deliveries.count, 0)

@@ -20,7 +20,7 @@ import Foundation
 public class CoalescingScheduler: @unchecked Sendable {
     // @unchecked Sendable: the class is not final (its three subclasses live in this module). All mutable
     // state of the base is in `queue`, behind a lock, except `turnDepth`, `ownerWaiting` and
-    // `ownerTurnRequested`, which are touched only on the scheduler's own thread (in `runTurn`, and in
+    // `ownerTurnRequested` and `turnSerial`, which are touched only on the scheduler's own thread (in `runTurn`, and in
     // `scheduleOnOwnerThread`, whose callers have checked `isCurrent`). Subclasses hold only immutable or
     // locked state, or state confined to the scheduler's thread in the same way.
 
@@ -35,6 +35,8 @@ public class CoalescingScheduler: @unchecked Sendable {
     /// Clients scheduled on the scheduler's own thread: no lock needed (confined to that thread).
     private nonisolated(unsafe) var ownerWaiting: [any TurnClient] = []
     private nonisolated(unsafe) var ownerTurnRequested = false
+    /// Counts turns, so that a client registered twice can tell it has already run in this one.
+    private nonisolated(unsafe) var turnSerial: UInt64 = 0
     /// Nesting depth of `runTurn` on the scheduler's thread (a handler may run a nested loop).
     private nonisolated(unsafe) var turnDepth = 0
 
@@ -116,7 +118,8 @@ public class CoalescingScheduler: @unchecked Sendable {
         guard !batch.isEmpty else { return 0 }
         turnDepth += 1
         defer { turnDepth -= 1 }
-        let turn = SchedulerTurn(mode: mode, isCommonMode: isCommonMode, scheduler: self)
+        turnSerial &+= 1
+        let turn = SchedulerTurn(mode: mode, isCommonMode: isCommonMode, serial: turnSerial, scheduler: self)
         var parked: [any TurnClient] = []
         for client in batch where client.performTurn(turn) {
             parked.append(client)
@@ -145,6 +148,8 @@ package struct SchedulerTurn {
     package let mode: RunLoop.Mode?
     /// Whether `mode` is one of the run loop's common modes.
     package let isCommonMode: Bool
+    /// Different for every turn of one scheduler (a client listed twice in one turn sees the same serial).
+    package let serial: UInt64
     package let scheduler: CoalescingScheduler
 
     /// Whether work registered for `modes` may run in this turn.

@@ -31,6 +31,9 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
     private var mainRules = UpdateRules()
     private var mainIsDelivering = false
     private var mainIsQueued = false
+    /// The serial of the last turn this core ran in: it may be listed twice in one turn (once from the
+    /// main thread, once from the inbox) and must deliver at most once per cycle.
+    private var mainLastTurn: UInt64?
     private var mainUpdaters: [UpdaterEntry] = []
     private var mainUpdatersVersion: UInt64 = .max
 
@@ -182,6 +185,8 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
 
     func performTurn(_ turn: SchedulerTurn) -> Bool {
         if mainIsDelivering { return true }  // a nested run loop inside an updater: wait for the outer cycle
+        if mainLastTurn == turn.serial { return false }  // already ran in this turn; later requests wait for the next
+        mainLastTurn = turn.serial
         mainIsQueued = false
         if inboxHint.load(ordering: .acquiring) { drainInbox() }
         if let value = mainRules.endOfCycle(defaultAnimated: animated) { deliver(value) }

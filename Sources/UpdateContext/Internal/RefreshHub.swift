@@ -1,0 +1,71 @@
+import Foundation
+import NotificationCoalescing
+
+/// One observation of a lifecycle notification on one center, shared by every context that refreshes
+/// on it.
+///
+/// A registration per context would cost a `NotificationCenter` entry, a token, a handler box and two
+/// locks — over 700 bytes each. Here a context costs one dictionary entry in a hub, and the hub observes
+/// the center once. Contexts join on creation and leave in `deinit`; the last one to leave removes the
+/// observation and the hub.
+final class RefreshHub: @unchecked Sendable {
+    // @unchecked Sendable: `members` and `observation` are read and written only while holding the
+    // global `hubs` lock; `center` and `name` are immutable.
+    private struct Key: Hashable {
+        let center: ObjectIdentifier
+        let name: Notification.Name
+    }
+
+    private static let hubs = Locked<[Key: RefreshHub]>([:])
+
+    private let center: NotificationCenter
+    private var members: [ObjectIdentifier: UpdateCore] = [:]
+    private var observation: (any NSObjectProtocol)?
+
+    private init(center: NotificationCenter) {
+        self.center = center
+    }
+
+    /// Makes `core` refresh whenever one of `names` is posted on `center`.
+    static func join(_ core: UpdateCore, names: [Notification.Name], center: NotificationCenter) {
+        hubs.withLock { hubs in
+            for name in names {
+                let key = Key(center: ObjectIdentifier(center), name: name)
+                let hub: RefreshHub
+                if let existing = hubs[key] {
+                    hub = existing
+                } else {
+                    hub = RefreshHub(center: center)
+                    // The center calls observers outside its own lock, so observing while holding ours
+                    // cannot deadlock with a post that is waiting for ours in `fire()`.
+                    hub.observation = center.addObserver(forName: name, object: nil, queue: nil) { [weak hub] _ in
+                        hub?.fire()
+                    }
+                    hubs[key] = hub
+                }
+                hub.members[ObjectIdentifier(core)] = core
+            }
+        }
+    }
+
+    /// Undoes ``join(_:names:center:)``.
+    static func leave(_ core: UpdateCore, names: [Notification.Name], center: NotificationCenter) {
+        hubs.withLock { hubs in
+            for name in names {
+                let key = Key(center: ObjectIdentifier(center), name: name)
+                guard let hub = hubs[key] else { continue }
+                hub.members[ObjectIdentifier(core)] = nil
+                if hub.members.isEmpty {
+                    if let observation = hub.observation { center.removeObserver(observation) }
+                    hub.observation = nil
+                    hubs[key] = nil
+                }
+            }
+        }
+    }
+
+    private func fire() {
+        let cores = Self.hubs.withLock { _ in Array(members.values) }
+        for core in cores { core.refresh() }
+    }
+}
