@@ -1,1 +1,60 @@
-print("x")
+import Foundation
+
+// coalesce-bench: what coalescing costs and buys, measured side by side in one run against Foundation's
+// NotificationQueue, one Dispatch block per request, Observation tracking, and a hand-written floor.
+
+let arguments = Set(CommandLine.arguments.dropFirst())
+if arguments.contains("--help") || arguments.contains("-h") {
+    print(
+        """
+        usage: coalesce-bench [--quick] [--json] [--strict]
+          --quick   a short run (well under 30 s) that still checks every delivery; sizes are capped
+          --json    print the report as JSON instead of the table
+          --strict  also exit non-zero when a speed or memory target is not met
+        Exit status: 1 when any delivery check fails (or, with --strict, a target is missed); 2 on bad usage.
+        """)
+    exit(0)
+}
+let known: Set<String> = ["--quick", "--json", "--strict"]
+if let unknown = arguments.subtracting(known).first {
+    FileHandle.standardError.write(Data("coalesce-bench: unknown option \(unknown) (see --help)\n".utf8))
+    exit(2)
+}
+
+let config = Config(quick: arguments.contains("--quick"))
+var machine = "\(ProcessInfo.processInfo.activeProcessorCount) cores"
+#if os(Linux)
+machine += ", Linux"
+#elseif os(macOS)
+machine += ", macOS"
+#endif
+var bench = Bench(config: config, report: Report(mode: config.quick ? "quick" : "full", machine: machine))
+let started = Date()
+bench.memory()  // first, on a fresh heap, so that RSS growth means something
+bench.dirtyRequest()
+bench.burst()
+bench.fanOutScenario()
+bench.mixedFlags()
+bench.crossThread()
+bench.enqueueScaling()
+bench.seedShape()
+bench.evaluateTargets()
+progress(String(format: "done in %.1f s", Date().timeIntervalSince(started)))
+
+let report = bench.report
+if arguments.contains("--json") {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+    print(String(decoding: try! encoder.encode(report), as: UTF8.self))
+} else {
+    print("coalesce-bench (\(report.mode) run, \(report.machine)); times are medians, ns unless noted\n")
+    print(report.table())
+}
+if !report.allChecksPassed {
+    FileHandle.standardError.write(Data("coalesce-bench: a delivery check FAILED\n".utf8))
+    exit(1)
+}
+if arguments.contains("--strict") && report.targets.contains(where: { $0.met == false }) {
+    FileHandle.standardError.write(Data("coalesce-bench: a target was not met (--strict)\n".utf8))
+    exit(1)
+}
