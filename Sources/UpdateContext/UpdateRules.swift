@@ -22,7 +22,8 @@ struct UpdateRules: Equatable, Sendable {
     private(set) var pendingFlag: Bool?
     /// Whether a delivery is due at the end of the cycle (or on resume, while suspended).
     private(set) var isScheduled = false
-    private(set) var suspensions = 0
+    /// Nesting depth of `suspend()`; 32 bits keep the whole value in 8 bytes.
+    private(set) var suspensions: Int32 = 0
 
     var isSuspended: Bool { suspensions > 0 }
 
@@ -74,6 +75,7 @@ struct UpdateRules: Equatable, Sendable {
     }
 
     mutating func suspend() {
+        precondition(suspensions < .max, "ViewUpdatingContext.suspend() nested too deeply")
         suspensions += 1
     }
 

@@ -178,40 +178,67 @@ struct Bench {
     var fanOut: [Int: (ours: Double, floor: Double, foundation: Double?)] = [:]
 
     mutating func fanOutScenario() {
-        for n in config.fanOutSizes {
-            progress("fan-out N=\(n)")
-            let reps = n >= 100_000 ? max(3, config.repetitions / 2) : config.repetitions
-            let counter = MainCounter()
-            let contexts = (0..<n).map { _ in
-                let context = ViewUpdatingContext(animated: false, scheduler: .mainRunLoop, refreshEvents: [])
-                context.onUpdate { _ in counter.value += 1 }
-                return context
-            }
-            var exact = true
-            let ours = median(reps) {
+        let sizes = config.fanOutSizes
+        // Ours and the floor are measured interleaved: every round takes one sample of each size in turn,
+        // so that the sizes (and the two contenders) see the same machine noise, and "flat" compares like
+        // with like. A sample of a small size runs enough cycles to cover ~100 000 contexts.
+        progress("fan-out: ours and floor, N=\(sizes.map(String.init).joined(separator: ", ")), interleaved")
+        let counter = MainCounter()
+        let floorCounter = MainCounter()
+        let floorQueue = FloorQueue()
+        var ours: [Int: [Contexts]] = [:]
+        struct Contexts {
+            let ours: [ViewUpdatingContext]
+            let floor: [FloorContext]
+        }
+        for n in sizes {
+            ours[n] = [
+                Contexts(
+                    ours: (0..<n).map { _ in
+                        let context = ViewUpdatingContext(animated: false, scheduler: .mainRunLoop, refreshEvents: [])
+                        context.onUpdate { _ in counter.value += 1 }
+                        return context
+                    },
+                    floor: (0..<n).map { _ in FloorContext { _ in floorCounter.value += 1 } })
+            ]
+        }
+        var oursSamples: [Int: [Double]] = [:]
+        var floorSamples: [Int: [Double]] = [:]
+        var exact: [Int: Bool] = [:]
+        let rounds = config.quick ? 5 : 9
+        for _ in 0..<rounds {
+            for n in sizes {
+                let set = ours[n]![0]
+                let cycles = max(1, 100_000 / n)
                 counter.value = 0
                 let ns = timed {
-                    for context in contexts { context.setNeedsUpdate() }
-                    turnMainRunLoop()
+                    for _ in 0..<cycles {
+                        for context in set.ours { context.setNeedsUpdate() }
+                        turnMainRunLoop()
+                    }
                 }
-                exact = exact && counter.value == n
-                return (ns, n)
+                exact[n, default: true] = exact[n, default: true] && counter.value == n * cycles
+                oursSamples[n, default: []].append(Double(ns) / Double(n * cycles))
+                floorCounter.value = 0
+                let floorNs = timed {
+                    for _ in 0..<cycles {
+                        for context in set.floor { context.setNeedsUpdate(floorQueue) }
+                        floorQueue.flush()
+                    }
+                }
+                exact[n] = exact[n]! && floorCounter.value == n * cycles
+                floorSamples[n, default: []].append(Double(floorNs) / Double(n * cycles))
             }
+        }
+        func middle(_ samples: [Double]) -> Double { samples.sorted()[samples.count / 2] }
+
+        for n in sizes {
+            progress("fan-out baselines N=\(n)")
+            let reps = config.repetitions
             report.checks.append(
                 Check(
-                    name: "fan-out N=\(n): one delivery per dirty context", passed: exact,
-                    detail: exact ? "\(n) deliveries per cycle" : "last cycle: \(counter.value) deliveries for \(n)"))
-
-            let floorQueue = FloorQueue()
-            let floorCounter = MainCounter()
-            let floorContexts = (0..<n).map { _ in FloorContext { _ in floorCounter.value += 1 } }
-            let floor = median(reps) {
-                let ns = timed {
-                    for context in floorContexts { context.setNeedsUpdate(floorQueue) }
-                    floorQueue.flush()
-                }
-                return (ns, n)
-            }
+                    name: "fan-out N=\(n): one delivery per dirty context", passed: exact[n]!,
+                    detail: "\(n) contexts, one delivery each per cycle, \(rounds) rounds"))
 
             var foundation: Double?
             if n <= config.foundationFanOutCap {
@@ -250,15 +277,17 @@ struct Bench {
                 return (ns, n)
             }
             let observed = views.reduce(0) { $0 + $1.deliveries }
+            let oursFigure = middle(oursSamples[n]!)
+            let floorFigure = middle(floorSamples[n]!)
             report.rows.append(
                 Row(
-                    scenario: "fan-out (per context)", n: n, unit: "ns", ours: ours, foundationQueue: foundation,
-                    dispatchPerRequest: dispatch, observation: observation == 0 || observed == 0 ? nil : observation,
-                    floor: floor, oursDeliveries: "\(n)/\(n) contexts",
+                    scenario: "fan-out (per context)", n: n, unit: "ns", ours: oursFigure, foundationQueue: foundation,
+                    dispatchPerRequest: dispatch, observation: observed == 0 ? nil : observation,
+                    floor: floorFigure, oursDeliveries: "\(n)/\(n) contexts",
                     note: foundation == nil ? "NotificationQueue capped at N=\(config.foundationFanOutCap): O(n²)" : ""))
-            fanOut[n] = (ours, floor, foundation)
-            withExtendedLifetime(contexts) {}
+            fanOut[n] = (oursFigure, floorFigure, foundation)
         }
+        withExtendedLifetime(ours) {}
     }
 
     // MARK: 3. mixed flags

@@ -3,14 +3,25 @@ import Foundation
 // coalesce-bench: what coalescing costs and buys, measured side by side in one run against Foundation's
 // NotificationQueue, one Dispatch block per request, Observation tracking, and a hand-written floor.
 
-let arguments = Set(CommandLine.arguments.dropFirst())
+var argumentList = Array(CommandLine.arguments.dropFirst())
+var only: String?
+if let index = argumentList.firstIndex(of: "--only") {
+    guard index + 1 < argumentList.count else {
+        FileHandle.standardError.write(Data("coalesce-bench: --only needs a scenario name (see --help)\n".utf8))
+        exit(2)
+    }
+    only = argumentList[index + 1]
+    argumentList.removeSubrange(index...(index + 1))
+}
+let arguments = Set(argumentList)
 if arguments.contains("--help") || arguments.contains("-h") {
     print(
         """
-        usage: coalesce-bench [--quick] [--json] [--strict]
+        usage: coalesce-bench [--quick] [--json] [--strict] [--only SCENARIO]
           --quick   a short run (well under 30 s) that still checks every delivery; sizes are capped
           --json    print the report as JSON instead of the table
           --strict  also exit non-zero when a speed or memory target is not met
+          --only    run one scenario: memory, dirty, burst, fan-out, mixed, cross-thread, enqueue, seed
         Exit status: 1 when any delivery check fails (or, with --strict, a target is missed); 2 on bad usage.
         """)
     exit(0)
@@ -30,14 +41,23 @@ machine += ", macOS"
 #endif
 var bench = Bench(config: config, report: Report(mode: config.quick ? "quick" : "full", machine: machine))
 let started = Date()
-bench.memory()  // first, on a fresh heap, so that RSS growth means something
-bench.dirtyRequest()
-bench.burst()
-bench.fanOutScenario()
-bench.mixedFlags()
-bench.crossThread()
-bench.enqueueScaling()
-bench.seedShape()
+let scenarios: [(String, (inout Bench) -> Void)] = [
+    ("memory", { $0.memory() }),  // first, on a fresh heap, so that RSS growth means something
+    ("dirty", { $0.dirtyRequest() }),
+    ("burst", { $0.burst() }),
+    ("fan-out", { $0.fanOutScenario() }),
+    ("mixed", { $0.mixedFlags() }),
+    ("cross-thread", { $0.crossThread() }),
+    ("enqueue", { $0.enqueueScaling() }),
+    ("seed", { $0.seedShape() }),  // last: its queues are never freed and slow every later turn
+]
+if let only, !scenarios.contains(where: { $0.0 == only }) {
+    FileHandle.standardError.write(Data("coalesce-bench: unknown scenario \(only) (see --help)\n".utf8))
+    exit(2)
+}
+for (name, run) in scenarios where only == nil || only == name {
+    run(&bench)
+}
 bench.evaluateTargets()
 progress(String(format: "done in %.1f s", Date().timeIntervalSince(started)))
 

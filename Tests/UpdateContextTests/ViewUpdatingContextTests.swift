@@ -75,6 +75,35 @@ final class ViewUpdatingContextTests: XCTestCase {
         XCTAssertEqual(context.updaterCount, 0)
     }
 
+    func testUpdatersAddedBetweenDeliveriesJoinTheNextOne() {
+        context.update()
+        let late = Deliveries()
+        let token = context.onUpdate { late.record($0) }
+        context.update(animated: true)
+        XCTAssertEqual(deliveries.letters, "na")
+        XCTAssertEqual(late.letters, "a")
+        token.remove()
+        context.update()
+        XCTAssertEqual(late.count, 1)
+    }
+
+    func testATokenThatOutlivesItsContextIsHarmless() {
+        var token: ViewUpdatingContext.ViewUpdater?
+        weak var weakContext: ViewUpdatingContext?
+        do {
+            let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+            token = context.onUpdate { _ in XCTFail("released context delivered") }
+            context.setNeedsUpdate()
+            weakContext = context
+        }
+        XCTAssertNil(weakContext)
+        scheduler.turn()
+        XCTAssertTrue(token!.isActive)
+        token!.remove()
+        token!.remove()
+        XCTAssertFalse(token!.isActive)
+    }
+
     func testRequestInsideAnUpdaterIsDeliveredOnceInALaterCycle() {
         var depth = 0
         var maxDepth = 0

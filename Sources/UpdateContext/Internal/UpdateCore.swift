@@ -26,16 +26,30 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
     // @unchecked Sendable: the `main*` properties below are read and written only on the scheduler's
     // thread — every entry point checks `scheduler.isCurrent` first, or is `performTurn`, which the
     // scheduler calls there. Everything else is immutable, atomic, or inside `shared`.
+    // The `main*` properties are `@exclusivity(unchecked)`: confined to one thread, and never mutated
+    // across a call out to user code (updaters run on copies), so no access can overlap another; the
+    // dynamic checks would cost a thread-local lookup on every request.
+    // Layout: what one request and one delivery touch comes first and fits one cache line (header 16,
+    // scheduler 8, sole updater 16, rules 8, last turn 8, six flags), so that a fan-out over 100 000
+    // contexts reads one line per context here; the rest is read only when updaters change.
     let scheduler: CoalescingScheduler
+    /// The only updater, when there is exactly one (the common case): called without touching the
+    /// array's storage.
+    @exclusivity(unchecked) private var mainSoleUpdater: ((Bool) -> Void)?
+    @exclusivity(unchecked) private var mainRules = UpdateRules()
+    /// The serial of the last turn this core ran in (0: none): it may be listed twice in one turn (once
+    /// from the main thread, once from the inbox) and must deliver at most once per cycle.
+    @exclusivity(unchecked) private var mainLastTurn: UInt64 = 0
+    @exclusivity(unchecked) private var mainIsDelivering = false
+    @exclusivity(unchecked) private var mainIsQueued = false
+    /// Set (under the lock) when the inbox gets a request; cleared when the main thread drains it.
+    private let inboxHint = Atomic<Bool>(false)
+    /// Set when updaters are added or removed; the main thread refreshes its copy when it sees it.
+    private let updatersChanged = Atomic<Bool>(false)
+    private let cancelled = Atomic<Bool>(false)
+    private let defaultAnimated: Atomic<Bool>
 
-    private var mainRules = UpdateRules()
-    private var mainIsDelivering = false
-    private var mainIsQueued = false
-    /// The serial of the last turn this core ran in: it may be listed twice in one turn (once from the
-    /// main thread, once from the inbox) and must deliver at most once per cycle.
-    private var mainLastTurn: UInt64?
-    private var mainUpdaters: [UpdaterEntry] = []
-    private var mainUpdatersVersion: UInt64 = .max
+    @exclusivity(unchecked) private var mainUpdaters: [UpdaterEntry] = []
 
     private struct Shared {
         var inbox: [UpdateRequest] = []
@@ -46,11 +60,6 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
     }
 
     private let shared = Locked(Shared())
-    /// Set (under the lock) when the inbox gets a request; cleared when the main thread drains it.
-    private let inboxHint = Atomic<Bool>(false)
-    private let updatersVersion = Atomic<UInt64>(0)
-    private let cancelled = Atomic<Bool>(false)
-    private let defaultAnimated: Atomic<Bool>
 
     init(animated: Bool, scheduler: CoalescingScheduler) {
         defaultAnimated = Atomic(animated)
@@ -171,13 +180,18 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
 
     private func deliver(_ value: Bool) {
         if cancelled.load(ordering: .relaxed) { return }
-        let version = updatersVersion.load(ordering: .acquiring)
-        if version != mainUpdatersVersion {
+        if updatersChanged.load(ordering: .relaxed) {
+            // Clear first, then copy: a change made after the copy sets the flag again.
+            updatersChanged.store(false, ordering: .relaxed)
             mainUpdaters = shared.withLock { $0.updaters }
-            mainUpdatersVersion = version
+            mainSoleUpdater = mainUpdaters.count == 1 ? mainUpdaters[0].call : nil
         }
         mainIsDelivering = true
         defer { mainIsDelivering = false }
+        if let sole = mainSoleUpdater {
+            sole(value)
+            return
+        }
         for updater in mainUpdaters {
             updater.call(value)
         }
@@ -219,7 +233,7 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
         shared.withLock { shared -> UInt64 in
             shared.nextUpdaterID += 1
             shared.updaters.append(UpdaterEntry(id: shared.nextUpdaterID, call: call))
-            updatersVersion.add(1, ordering: .releasing)
+            updatersChanged.store(true, ordering: .relaxed)
             return shared.nextUpdaterID
         }
     }
@@ -228,7 +242,7 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
         let removed = shared.withLock { shared -> [UpdaterEntry] in
             let removed = shared.updaters.filter { $0.id == id }
             shared.updaters.removeAll { $0.id == id }
-            updatersVersion.add(1, ordering: .releasing)
+            updatersChanged.store(true, ordering: .relaxed)
             return removed
         }
         _ = removed  // released outside the lock: an updater's captures may run deinit code
@@ -237,7 +251,7 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
     func removeAllUpdaters() {
         let removed = shared.withLock { shared -> [UpdaterEntry] in
             defer { shared.updaters.removeAll() }
-            updatersVersion.add(1, ordering: .releasing)
+            updatersChanged.store(true, ordering: .relaxed)
             return shared.updaters
         }
         _ = removed
@@ -256,7 +270,7 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
                 shared.updaters.removeAll()
                 shared.inbox.removeAll()
             }
-            updatersVersion.add(1, ordering: .releasing)
+            updatersChanged.store(true, ordering: .relaxed)
             return (shared.updaters, shared.inbox)
         }
         _ = dropped
