@@ -52,7 +52,7 @@ public final class ViewUpdatingContext: Sendable {
     /// The token ``onUpdate(_:)`` returns; ``NotificationObserver/remove()`` removes that updater.
     public typealias ViewUpdater = NotificationObserver
 
-    private let core: UpdateCore
+    let core: UpdateCore
     private let refreshEvents: [Notification.Name]
     private let refreshCenter: NotificationCenter
 

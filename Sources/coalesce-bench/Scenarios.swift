@@ -328,6 +328,65 @@ struct Bench {
         withExtendedLifetime(context) {}
     }
 
+    // MARK: Observation tracking per delivery (UpdateContext's onUpdate(tracking:))
+
+    mutating func tracking() {
+        progress("tracking updater vs plain updater")
+        let cycles = config.quick ? 2_000 : 20_000
+        let plainModel = PlainModel()
+        let plainContext = ViewUpdatingContext(animated: false, scheduler: .mainRunLoop, refreshEvents: [])
+        let plainDeliveries = MainCounter()
+        plainContext.onUpdate { _ in
+            blackHole(plainModel.value)
+            plainDeliveries.value += 1
+        }
+        let plain = median(config.repetitions) {
+            plainDeliveries.value = 0
+            let ns = timed {
+                for _ in 0..<cycles {
+                    plainModel.value &+= 1
+                    plainContext.setNeedsUpdate()
+                    turnMainRunLoop()
+                }
+            }
+            return (ns, cycles)
+        }
+
+        let model = ObservedModel()
+        let trackedContext = ViewUpdatingContext(animated: false, scheduler: .mainRunLoop, refreshEvents: [])
+        let trackedDeliveries = MainCounter()
+        trackedContext.onUpdate(tracking: true) { _ in
+            blackHole(model.value)
+            trackedDeliveries.value += 1
+        }
+        trackedContext.update()
+        let tracked = median(config.repetitions) {
+            trackedDeliveries.value = 0
+            let ns = timed {
+                for _ in 0..<cycles {
+                    model.value &+= 1  // no explicit request: the tracked read asks for the update
+                    turnMainRunLoop()
+                }
+            }
+            return (ns, cycles)
+        }
+        let exact = plainDeliveries.value == cycles && trackedDeliveries.value == cycles
+        report.checks.append(
+            Check(
+                name: "tracking: one delivery per changed cycle", passed: exact,
+                detail: "tracked \(trackedDeliveries.value), plain \(plainDeliveries.value), for \(cycles) cycles"))
+        report.rows.append(
+            Row(
+                scenario: "plain updater (per delivery, incl. cycle)", n: cycles, unit: "ns", ours: plain,
+                oursDeliveries: "\(plainDeliveries.value)/\(cycles) cycles"))
+        report.rows.append(
+            Row(
+                scenario: "tracking updater (per delivery, incl. cycle)", n: cycles, unit: "ns", ours: tracked,
+                oursDeliveries: "\(trackedDeliveries.value)/\(cycles) cycles",
+                note: String(format: "tracking costs %.0f ns per delivery over the plain updater", tracked - plain)))
+        withExtendedLifetime((plainContext, trackedContext)) {}
+    }
+
     // MARK: 4. cross-thread
 
     mutating func crossThread() {
@@ -625,6 +684,12 @@ struct Bench {
 
 /// Tokens of the baselines' observers, kept for the process's life (the queues are too, by Foundation).
 @MainActor var keepAlive: [any NSObjectProtocol] = []
+
+/// A model without Observation, for the plain-updater side of the tracking scenario (main thread only).
+final class PlainModel: @unchecked Sendable {
+    // @unchecked Sendable: read and written on the main thread only.
+    var value = 0
+}
 
 /// A log of delivered flags (main thread only).
 final class FlagLog: @unchecked Sendable {

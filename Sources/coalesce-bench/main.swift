@@ -21,7 +21,7 @@ if arguments.contains("--help") || arguments.contains("-h") {
           --quick   a short run (well under 30 s) that still checks every delivery; sizes are capped
           --json    print the report as JSON instead of the table
           --strict  also exit non-zero when a speed or memory target is not met
-          --only    run one scenario: memory, dirty, burst, fan-out, mixed, cross-thread, enqueue, seed
+          --only    run one scenario: memory, dirty, burst, fan-out, mixed, tracking, cross-thread, enqueue, seed
         Exit status: 1 when any delivery check fails (or, with --strict, a target is missed); 2 on bad usage.
         """)
     exit(0)
@@ -47,6 +47,7 @@ let scenarios: [(String, (inout Bench) -> Void)] = [
     ("burst", { $0.burst() }),
     ("fan-out", { $0.fanOutScenario() }),
     ("mixed", { $0.mixedFlags() }),
+    ("tracking", { $0.tracking() }),
     ("cross-thread", { $0.crossThread() }),
     ("enqueue", { $0.enqueueScaling() }),
     ("seed", { $0.seedShape() }),  // last: its queues are never freed and slow every later turn

@@ -57,6 +57,8 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
         var isCancelled = false
         var updaters: [UpdaterEntry] = []
         var nextUpdaterID: UInt64 = 0
+        /// Created on first use (Observation tracking, async sequences): most contexts never need one.
+        var link: UpdateLink?
     }
 
     private let shared = Locked(Shared())
@@ -261,18 +263,30 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
         shared.withLock { $0.updaters.count }
     }
 
-    /// The context is gone: deliver nothing more, drop the updaters and the inbox.
+    /// The link that outside callbacks hold (created on first use).
+    var link: UpdateLink {
+        shared.withLock { shared in
+            if let link = shared.link { return link }
+            let link = UpdateLink(self)
+            if shared.isCancelled { link.cut() }
+            shared.link = link
+            return link
+        }
+    }
+
+    /// The context is gone: deliver nothing more, drop the updaters and the inbox, cut the link.
     func cancel() {
         cancelled.store(true, ordering: .relaxed)
-        let dropped = shared.withLock { shared -> ([UpdaterEntry], [UpdateRequest]) in
+        let dropped = shared.withLock { shared -> ([UpdaterEntry], [UpdateRequest], UpdateLink?) in
             shared.isCancelled = true
             defer {
                 shared.updaters.removeAll()
                 shared.inbox.removeAll()
+                shared.link = nil
             }
             updatersChanged.store(true, ordering: .relaxed)
-            return (shared.updaters, shared.inbox)
+            return (shared.updaters, shared.inbox, shared.link)
         }
-        _ = dropped
+        dropped.2?.cut()
     }
 }

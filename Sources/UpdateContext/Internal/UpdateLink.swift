@@ -1,0 +1,71 @@
+import NotificationCoalescing
+
+/// What outside callbacks hold instead of a core: Observation's `onChange` closures and the tasks that
+/// follow async sequences.
+///
+/// Those callbacks can outlive the context (an `onChange` waits for a change that may never come). A
+/// link is cut when the context goes: it then requests nothing and keeps nothing alive, and the tasks
+/// it tracks are cancelled. A weak reference would do the first half, but would give the core a side
+/// table and slow every retain of it.
+final class UpdateLink: Sendable {
+    private struct State {
+        var core: UpdateCore?
+        var tasks: [UInt64: Task<Void, Never>] = [:]
+        var nextTask: UInt64 = 0
+        /// Tasks that finished before ``register(_:key:)`` saw them.
+        var finished: Set<UInt64> = []
+    }
+
+    private let state: Locked<State>
+
+    init(_ core: UpdateCore) {
+        state = Locked(State(core: core))
+    }
+
+    /// `setNeedsUpdate(animated:)` on the context, if it is still there. Any thread.
+    func setNeedsUpdate(_ flag: Bool?) {
+        state.withLock { $0.core }?.setNeedsUpdate(flag)
+    }
+
+    var isCut: Bool { state.withLock { $0.core == nil } }
+
+    /// A key for a task about to start; pass it to ``register(_:key:)`` and ``finished(_:)``.
+    func reserveKey() -> UInt64 {
+        state.withLock { state in
+            state.nextTask += 1
+            return state.nextTask
+        }
+    }
+
+    /// Registers a task to cancel when the link is cut; cancels it at once if the link already is, or
+    /// forgets it if it has already finished.
+    func register(_ task: Task<Void, Never>, key: UInt64) {
+        let cancelNow = state.withLock { state -> Bool in
+            if state.core == nil { return true }
+            if state.finished.remove(key) != nil { return false }
+            state.tasks[key] = task
+            return false
+        }
+        if cancelNow { task.cancel() }
+    }
+
+    func finished(_ key: UInt64) {
+        state.withLock { state in
+            if state.tasks.removeValue(forKey: key) == nil {
+                state.finished.insert(key)  // finished before it was registered
+            }
+        }
+    }
+
+    var runningTasks: Int { state.withLock { $0.tasks.count } }
+
+    /// The context is gone: request nothing more, cancel every task.
+    func cut() {
+        let tasks = state.withLock { state -> [Task<Void, Never>] in
+            state.core = nil
+            defer { state.tasks.removeAll() }
+            return Array(state.tasks.values)
+        }
+        for task in tasks { task.cancel() }
+    }
+}
