@@ -13,7 +13,8 @@ let package = Package(
         .target(name: "NotificationCoalescing"),
         .target(name: "UpdateContext", dependencies: ["NotificationCoalescing"]),
         // The benchmark is an executable that no product exports: it stays out of the public surface.
-        .executableTarget(name: "coalesce-bench", dependencies: ["NotificationCoalescing", "UpdateContext", "CBenchSupport"]),
+        .executableTarget(
+            name: "coalesce-bench", dependencies: ["NotificationCoalescing", "UpdateContext", "CBenchSupport"]),
         // malloc statistics for the benchmark's memory figures (a C header; no product exports it).
         .target(name: "CBenchSupport"),
         .testTarget(name: "NotificationCoalescingTests", dependencies: ["NotificationCoalescing"]),

@@ -106,7 +106,9 @@ public final class NotificationCoalescingContext: Sendable {
         coalesceMask: NotificationQueue.NotificationCoalescing = [.onName, .onSender],
         forModes: [RunLoop.Mode]? = nil
     ) {
-        enqueue(value.notification(object: object), postingStyle: postingStyle, coalesceMask: coalesceMask, forModes: forModes)
+        enqueue(
+            value.notification(object: object), postingStyle: postingStyle, coalesceMask: coalesceMask,
+            forModes: forModes)
     }
 
     /// How many notifications are held for a later turn.

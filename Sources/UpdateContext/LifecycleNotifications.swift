@@ -1,6 +1,5 @@
 import Foundation
 
-
 extension Notification.Name {
     /// The application is about to enter the foreground: every ``ViewUpdatingContext`` refreshes.
     ///

@@ -70,7 +70,9 @@ public final class StateUpdatingContext<State: Equatable> {
     ///
     /// - Returns: A token; ``NotificationObserver/remove()`` removes the renderer.
     @discardableResult
-    public func onRender(_ render: @escaping (_ state: State, _ oldState: State?, _ animated: Bool) -> Void) -> ViewUpdatingContext.ViewUpdater {
+    public func onRender(_ render: @escaping (_ state: State, _ oldState: State?, _ animated: Bool) -> Void)
+        -> ViewUpdatingContext.ViewUpdater
+    {
         context.onUpdate { [weak self] animated in
             guard let frame = self?.frame else { return }
             render(frame.state, frame.oldState, animated)

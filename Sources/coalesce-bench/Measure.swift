@@ -1,5 +1,5 @@
-import Dispatch
 import CBenchSupport
+import Dispatch
 import Foundation
 
 #if canImport(Glibc)

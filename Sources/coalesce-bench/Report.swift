@@ -86,7 +86,12 @@ extension Report {
         out += "\nTargets (BENCHMARK.md; ratios from this run)\n"
         out += align(
             [["figure", "target", "measured", "status"]]
-                + targets.map { [$0.figure, $0.target, $0.measured, $0.met.map { $0 ? "met" : "NOT MET" } ?? "not measured (--quick)"] })
+                + targets.map {
+                    [
+                        $0.figure, $0.target, $0.measured,
+                        $0.met.map { $0 ? "met" : "NOT MET" } ?? "not measured (--quick)",
+                    ]
+                })
         return out
     }
 

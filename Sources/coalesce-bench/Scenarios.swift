@@ -99,7 +99,8 @@ struct Bench {
             }
             report.rows.append(
                 Row(
-                    scenario: "burst (per request, incl. cycle)", n: k, unit: "ns", ours: ours, foundationQueue: foundation,
+                    scenario: "burst (per request, incl. cycle)", n: k, unit: "ns", ours: ours,
+                    foundationQueue: foundation,
                     dispatchPerRequest: dispatch, observation: observation, floor: floor,
                     oursDeliveries: "\(oursDeliveries)/\(cycles) cycles",
                     note: k == 1 ? "the floor turns no run loop" : ""))
@@ -166,7 +167,8 @@ struct Bench {
         report.rows.append(
             Row(
                 scenario: "request on a dirty context", n: m, unit: "ns", ours: ours, foundationQueue: foundation,
-                observation: observation, floor: floor, oursDeliveries: "\(counter.value)/\(config.repetitions) cycles"))
+                observation: observation, floor: floor, oursDeliveries: "\(counter.value)/\(config.repetitions) cycles")
+        )
         dirty = (ours, foundation, observation, floor)
         withExtendedLifetime(context) {}
     }
@@ -284,7 +286,8 @@ struct Bench {
                     scenario: "fan-out (per context)", n: n, unit: "ns", ours: oursFigure, foundationQueue: foundation,
                     dispatchPerRequest: dispatch, observation: observed == 0 ? nil : observation,
                     floor: floorFigure, oursDeliveries: "\(n)/\(n) contexts",
-                    note: foundation == nil ? "NotificationQueue capped at N=\(config.foundationFanOutCap): O(n²)" : ""))
+                    note: foundation == nil ? "NotificationQueue capped at N=\(config.foundationFanOutCap): O(n²)" : "")
+            )
             fanOut[n] = (oursFigure, floorFigure, foundation)
         }
         withExtendedLifetime(ours) {}
@@ -434,7 +437,8 @@ struct Bench {
         report.checks.append(
             Check(
                 name: "cross-thread: at most one delivery per cycle", passed: perCycleOK,
-                detail: "\(deliveries.value) deliveries in \(turns.count) run-loop turns, \(doubled.value) turns with two"))
+                detail:
+                    "\(deliveries.value) deliveries in \(turns.count) run-loop turns, \(doubled.value) turns with two"))
         let oursRate = Double(total) / (Double(elapsed) / 1e9)
         let oursTurns = turns.count
         turns.stop()
@@ -629,7 +633,9 @@ struct Bench {
                     measured: ratio(big.ours / big.floor), met: big.ours / big.floor <= 5))
         } else {
             report.targets.append(
-                Target(figure: "fan-out per context at N=100 000 vs floor", target: "≤ 5× the floor", measured: "–", met: nil))
+                Target(
+                    figure: "fan-out per context at N=100 000 vs floor", target: "≤ 5× the floor", measured: "–",
+                    met: nil))
         }
         if let big = fanOut[100_000], let mid = fanOut[1_000] {
             report.targets.append(
@@ -637,7 +643,8 @@ struct Bench {
                     figure: "fan-out flat: N=100 000 vs N=1 000", target: "within 1.5×",
                     measured: ratio(big.ours / mid.ours), met: big.ours / mid.ours <= 1.5))
         } else {
-            report.targets.append(Target(figure: "fan-out flat: N=100 000 vs N=1 000", target: "within 1.5×", measured: "–", met: nil))
+            report.targets.append(
+                Target(figure: "fan-out flat: N=100 000 vs N=1 000", target: "within 1.5×", measured: "–", met: nil))
         }
         if let at = fanOut[10_000], let foundation = at.foundation {
             report.targets.append(
@@ -646,7 +653,9 @@ struct Bench {
                     measured: ratio(foundation / at.ours), met: foundation / at.ours >= 1_000))
         } else {
             report.targets.append(
-                Target(figure: "fan-out vs one NotificationQueue at N=10 000", target: "≥ 1 000× cheaper", measured: "–", met: nil))
+                Target(
+                    figure: "fan-out vs one NotificationQueue at N=10 000", target: "≥ 1 000× cheaper", measured: "–",
+                    met: nil))
         }
         let deliveryChecks = report.checks.filter { !$0.name.hasPrefix("memory") }
         report.targets.append(
@@ -657,7 +666,8 @@ struct Bench {
         if let idleBytes {
             report.targets.append(
                 Target(
-                    figure: "memory per idle context", target: "≤ 512 bytes", measured: String(format: "%.0f B", idleBytes),
+                    figure: "memory per idle context", target: "≤ 512 bytes",
+                    measured: String(format: "%.0f B", idleBytes),
                     met: idleBytes <= 512))
         }
         if let one = enqueueCost[1], let many = enqueueCost[100_000] {
@@ -705,7 +715,8 @@ final class TurnCounter: @unchecked Sendable {
 
     init() {
         let activities = CFRunLoopActivity([.beforeWaiting, .exit]).rawValue
-        let observer = CFRunLoopObserverCreateWithHandler(kCFAllocatorDefault, activities, true, 0) { [unowned self] _, _ in
+        let observer = CFRunLoopObserverCreateWithHandler(kCFAllocatorDefault, activities, true, 0) {
+            [unowned self] _, _ in
             count += 1
         }
         CFRunLoopAddObserver(CFRunLoopGetMain(), observer, kCFRunLoopCommonModes)

@@ -1,12 +1,15 @@
 import Foundation
-@testable import NotificationCoalescing
 import XCTest
+
+@testable import NotificationCoalescing
 
 /// The pure pending-queue structure, tested directly (no scheduler, no center).
 final class PendingQueueTests: XCTestCase {
     private var unique: UInt64 = 0
 
-    private func pending(_ name: Notification.Name, _ sender: AnyObject? = nil, _ style: PendingStyle = .asap, tag: Int = 0)
+    private func pending(
+        _ name: Notification.Name, _ sender: AnyObject? = nil, _ style: PendingStyle = .asap, tag: Int = 0
+    )
         -> PendingNotification
     {
         PendingNotification(
@@ -18,7 +21,9 @@ final class PendingQueueTests: XCTestCase {
             })
     }
 
-    private func enqueue(_ queue: inout PendingQueue, _ p: PendingNotification, _ mask: NotificationQueue.NotificationCoalescing) {
+    private func enqueue(
+        _ queue: inout PendingQueue, _ p: PendingNotification, _ mask: NotificationQueue.NotificationCoalescing
+    ) {
         queue.removeMatching(name: p.notification.name, sender: p.sender, mask: mask)
         queue.append(p)
     }

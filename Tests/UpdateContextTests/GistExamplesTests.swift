@@ -1,4 +1,5 @@
 import Foundation
+import UpdateContext
 import XCTest
 
 // The seed gist's two examples, unchanged but for their `import` lines, over minimal stand-ins for the
@@ -26,8 +27,6 @@ struct UIColor: Equatable {
     }
 }
 #endif
-
-import UpdateContext
 
 // MARK: Example 1, as in the gist
 

@@ -71,7 +71,8 @@ final class UpdateRulesTests: XCTestCase {
         XCTAssertEqual(play("F F T |"), "F F T n | a")
         XCTAssertEqual(play("T U(F) |"), "T U(F) n |")
         XCTAssertEqual(play("N I I |"), "N I n I |", "updateIfNeeded delivers only what is pending")
-        XCTAssertEqual(play("F T", defaultAnimated: true), "F T n", "the early flush is not animated whatever the default")
+        XCTAssertEqual(
+            play("F T", defaultAnimated: true), "F T n", "the early flush is not animated whatever the default")
         XCTAssertEqual(play("S N N | | R |"), "S N N | | R n |", "suspended: kept, delivered once on resume")
         XCTAssertEqual(play("S F T | R"), "S F T | R n", "suspended F T: the non-animated change wins")
         XCTAssertEqual(play("S S T | R | R |"), "S S T | R | R a |", "suspensions nest")

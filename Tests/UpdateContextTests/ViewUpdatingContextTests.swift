@@ -371,7 +371,8 @@ final class ViewUpdatingContextTests: XCTestCase {
 
     func testForegroundNameIsDefined() {
         #if canImport(UIKit) && !os(watchOS)
-        XCTAssertEqual(Notification.Name.applicationWillEnterForeground.rawValue, "UIApplicationWillEnterForegroundNotification")
+        XCTAssertEqual(
+            Notification.Name.applicationWillEnterForeground.rawValue, "UIApplicationWillEnterForegroundNotification")
         #else
         XCTAssertFalse(Notification.Name.applicationWillEnterForeground.rawValue.isEmpty)
         #endif

@@ -42,7 +42,8 @@ final class CoalescingCore: TurnClient {
                 return state.nextUnmatchedSender
             }
             state.queue.removeMatching(name: notification.name, sender: sender, mask: mask)
-            state.queue.append(PendingNotification(notification: notification, style: style, modes: modes, sender: sender))
+            state.queue.append(
+                PendingNotification(notification: notification, style: style, modes: modes, sender: sender))
             if !state.isQueued {
                 state.isQueued = true
                 return .schedule

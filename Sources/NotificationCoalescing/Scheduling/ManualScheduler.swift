@@ -41,7 +41,8 @@ public final class ManualScheduler: CoalescingScheduler, @unchecked Sendable {
     /// - Returns: How many clients had work waiting (0 when the turn found nothing to do).
     @discardableResult
     public func turn(mode: RunLoop.Mode = .default) -> Int {
-        precondition(owner.isCurrent, "ManualScheduler.turn(mode:) must be called on the thread that created the scheduler")
+        precondition(
+            owner.isCurrent, "ManualScheduler.turn(mode:) must be called on the thread that created the scheduler")
         let outer = self.mode
         self.mode = mode
         defer { self.mode = outer }
@@ -51,7 +52,7 @@ public final class ManualScheduler: CoalescingScheduler, @unchecked Sendable {
     /// Turns until no work is waiting, at most `maxTurns` times.
     ///
     /// - Returns: The number of turns taken. It equals `maxTurns` only when work kept coming back
-    ///   
+    ///
     ///   (a handler re-enqueueing itself every turn), which this bound turns from a hang into a result.
     @discardableResult
     public func runUntilIdle(mode: RunLoop.Mode = .default, maxTurns: Int = 1_000) -> Int {

@@ -34,7 +34,8 @@ extension ViewUpdatingContext {
     /// - Returns: A subscription whose ``UpdateSubscription/cancel()`` stops following the sequence.
     ///   It also ends by itself when the sequence finishes (or throws) and when this context is released.
     @discardableResult
-    public func setNeedsUpdate<S: AsyncSequence & Sendable>(on sequence: S, animated: Bool? = nil) -> UpdateSubscription {
+    public func setNeedsUpdate<S: AsyncSequence & Sendable>(on sequence: S, animated: Bool? = nil) -> UpdateSubscription
+    {
         let link = core.link
         let key = link.reserveKey()
         let task = Task.detached {
