@@ -25,7 +25,7 @@ public final class NotificationCoalescingContext: Sendable {
     private let core: CoalescingCore
     private let registry: ObserverRegistry
 
-    /// The center notifications are posted through; observe it with ``observe(_:object:_:)``.
+    /// The center notifications are posted through; observe it with the `observe` methods of this context.
     public var center: NotificationCenter { core.center }
 
     /// The scheduler whose turns post pending notifications.

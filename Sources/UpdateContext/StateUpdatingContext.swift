@@ -68,7 +68,7 @@ public final class StateUpdatingContext<State: Equatable> {
     /// Registers a renderer, called on the main thread with the state at render time, the state of the
     /// previous render (`nil` the first time), and the delivery's animated flag.
     ///
-    /// - Returns: A token; ``NotificationObserver/remove()`` removes the renderer.
+    /// - Returns: A token; `remove()` removes the renderer.
     @discardableResult
     public func onRender(_ render: @escaping (_ state: State, _ oldState: State?, _ animated: Bool) -> Void)
         -> ViewUpdatingContext.ViewUpdater

@@ -49,7 +49,7 @@ import NotificationCoalescing
 /// The context does not keep its owner alive (capture `[weak self]` in updaters). Released with an
 /// update pending, it delivers nothing.
 public final class ViewUpdatingContext: Sendable {
-    /// The token ``onUpdate(_:)`` returns; ``NotificationObserver/remove()`` removes that updater.
+    /// The token ``onUpdate(_:)`` returns; `remove()` removes that updater.
     public typealias ViewUpdater = NotificationObserver
 
     let core: UpdateCore
@@ -114,7 +114,7 @@ public final class ViewUpdatingContext: Sendable {
     /// closure written in a main-actor context (a view controller) may call main-actor methods, since it
     /// is only ever called on the main thread.
     ///
-    /// - Returns: A token; ``NotificationObserver/remove()`` removes this updater (any thread).
+    /// - Returns: A token; `remove()` removes this updater (any thread).
     @discardableResult
     public func onUpdate(_ closure: @escaping (_ animated: Bool) -> Void) -> ViewUpdater {
         let id = core.addUpdater(closure)
