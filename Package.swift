@@ -14,11 +14,12 @@ let package = Package(
         .target(name: "UpdateContext", dependencies: ["NotificationCoalescing"]),
         // The benchmark is an executable that no product exports: it stays out of the public surface.
         .executableTarget(
-            name: "coalesce-bench", dependencies: ["NotificationCoalescing", "UpdateContext", "CBenchSupport"]),
-        // malloc statistics for the benchmark's memory figures (a C header; no product exports it).
-        .target(name: "CBenchSupport"),
+            name: "coalesce-bench", dependencies: ["NotificationCoalescing", "UpdateContext", "CMallocStats"]),
+        // malloc statistics for the benchmark's memory figures and the soak test (no product exports it).
+        .target(name: "CMallocStats"),
         .testTarget(name: "NotificationCoalescingTests", dependencies: ["NotificationCoalescing"]),
-        .testTarget(name: "UpdateContextTests", dependencies: ["UpdateContext", "NotificationCoalescing"]),
+        .testTarget(
+            name: "UpdateContextTests", dependencies: ["UpdateContext", "NotificationCoalescing", "CMallocStats"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,4 @@
-import CBenchSupport
+import CMallocStats
 import Dispatch
 import Foundation
 
@@ -48,7 +48,7 @@ func turnMainRunLoop() {
 
 /// Bytes the process holds in malloc, for memory per context.
 func mallocBytesInUse() -> Int {
-    Int(bench_malloc_bytes_in_use())
+    Int(malloc_stats_bytes_in_use())
 }
 
 /// Resident set size in bytes (Linux), or 0 where it cannot be read.
