@@ -452,6 +452,46 @@ final class NotificationCoalescingRunLoopTests: XCTestCase {
         XCTAssertEqual(recorder.count, 1)
     }
 
+    func testABackgroundThreadsRunLoopDeliversOnThatThreadAndIsFreedWithIt() {
+        final class Outcome: @unchecked Sendable {
+            // @unchecked Sendable: written by the background thread, read after `done` is signalled.
+            var posts = 0
+            var onOwnerThread = true
+            weak var scheduler: RunLoopScheduler?
+        }
+        let outcome = Outcome()
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            do {
+                let owner = Thread.current
+                let context = NotificationCoalescingContext()  // this thread's run loop
+                outcome.scheduler = context.scheduler as? RunLoopScheduler
+                context.observe(.a) { _, _ in
+                    outcome.posts += 1
+                    outcome.onOwnerThread = outcome.onOwnerThread && Thread.current == owner
+                }
+                // A run loop with only observers counts as empty: keep a timer in it.
+                let timer = Timer(timeInterval: 0.005, repeats: true) { _ in }
+                RunLoop.current.add(timer, forMode: .default)
+                context.enqueue(Notification(name: .a))
+                context.enqueue(Notification(name: .a))
+                DispatchQueue.global().async { context.enqueue(Notification(name: .b)) }
+                let deadline = Date(timeIntervalSinceNow: 5)
+                while outcome.posts < 1 && Date() < deadline {
+                    _ = RunLoop.current.run(mode: .default, before: Date(timeIntervalSinceNow: 0.01))
+                }
+                timer.invalidate()
+            }
+            done.signal()
+        }
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(outcome.posts, 1)
+        XCTAssertTrue(outcome.onOwnerThread)
+        // The thread has ended and no context uses its scheduler: it is gone (Foundation's queues are not).
+        spinRunLoop(timeout: 5) { outcome.scheduler == nil }
+        XCTAssertNil(outcome.scheduler)
+    }
+
     func testDispatchMainSchedulerDeliversThroughTheMainQueue() {
         let context = NotificationCoalescingContext(scheduler: .dispatchMain)
         let recorder = Recorder()

@@ -27,8 +27,8 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
     /// The main thread's run loop.
     public static let main = RunLoopScheduler(mainThread: ())
 
-    /// The calling thread's run loop (one scheduler per thread, created on first use and kept while
-    /// the thread lives).
+    /// The calling thread's run loop (one scheduler per thread, created on first use and kept in the
+    /// thread's dictionary, so it goes with the thread once no context uses it).
     public static var current: RunLoopScheduler {
         if ThreadIdentity.isMainThread { return main }
         let key = "NotificationCoalescing.RunLoopScheduler"
@@ -59,10 +59,10 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
 
     private func makeObserver(common: Bool) -> CFRunLoopObserver {
         let activities = CFRunLoopActivity([.beforeWaiting, .exit]).rawValue
-        // The observer lives as long as the scheduler, which lives as long as its thread (or the process
-        // for `main`), so capturing `self` strongly here is intended.
+        // Unowned: the run loop holds the observer, and a strong capture would keep the scheduler (and
+        // its thread's run loop) alive forever. `deinit` invalidates the observers before `self` goes.
         return CFRunLoopObserverCreateWithHandler(kCFAllocatorDefault, activities, true, Self.observerOrder) {
-            [self] _, _ in
+            [unowned self] _, _ in
             let mode = RunLoop.current.currentMode
             runTurn(mode: mode, isCommonMode: common || mode.map(isCommon) ?? true)
         }
@@ -73,6 +73,11 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
         commonObserver = common
         customObserver = makeObserver(common: false)
         CFRunLoopAddObserver(runLoop, common, kCFRunLoopCommonModes)
+    }
+
+    deinit {
+        if let commonObserver { CFRunLoopObserverInvalidate(commonObserver) }
+        if let customObserver { CFRunLoopObserverInvalidate(customObserver) }
     }
 
     public override var isCurrent: Bool {
