@@ -89,7 +89,7 @@ extension Report {
                 + targets.map {
                     [
                         $0.figure, $0.target, $0.measured,
-                        $0.met.map { $0 ? "met" : "NOT MET" } ?? "not measured (--quick)",
+                        $0.met.map { $0 ? "met" : "not met" } ?? "not measured (--quick)",
                     ]
                 })
         return out

@@ -117,7 +117,9 @@ public class CoalescingScheduler: @unchecked Sendable {
         }
         let count = owned.count + others.count
         guard count > 0 else {
-            swap(&owned, &ownerWaiting)
+            // An idle turn lets a large buffer go: a one-off spike (100 000 contexts dirtied once) must
+            // not pin its buffer for the thread's life. Busy turns keep it, and reuse it.
+            if owned.capacity <= 1_024 { swap(&owned, &ownerWaiting) }
             return 0
         }
         turnDepth += 1

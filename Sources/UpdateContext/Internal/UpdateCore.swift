@@ -20,12 +20,13 @@ struct UpdaterEntry {
 /// Two worlds meet here. Everything a delivery needs on the main thread (the ``UpdateRules`` value, the
 /// cached updater list, the re-entrancy flag) is confined to the main thread and read without a lock,
 /// which is what keeps a request on an already-dirty context at a few nanoseconds. Everything other
-/// threads touch (the inbox of their requests, the registered updaters) is behind `shared`, with atomic
+/// threads touch (the inbox of their requests, the registered updaters) is behind `lock`, with atomic
 /// hints so that the main thread only takes the lock when there is something to take.
 final class UpdateCore: TurnClient, @unchecked Sendable {
     // @unchecked Sendable: the `main*` properties below are read and written only on the scheduler's
     // thread — every entry point checks `scheduler.isCurrent` first, or is `performTurn`, which the
-    // scheduler calls there. Everything else is immutable, atomic, or inside `shared`.
+    // scheduler calls there. `sharedState` is read and written only inside `withShared`, under `lock`.
+    // Everything else is immutable or atomic.
     // The `main*` properties are `@exclusivity(unchecked)`: confined to one thread, and never mutated
     // across a call out to user code (updaters run on copies), so no access can overlap another; the
     // dynamic checks would cost a thread-local lookup on every request.
@@ -61,7 +62,17 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
         var link: UpdateLink?
     }
 
-    private let shared = Locked(Shared())
+    /// Guards `sharedState`. Inline (4 bytes), not a separately allocated mutex: every context has
+    /// one, and in a large fan-out a denser context is a faster one. Only cold paths take it.
+    private let lock = Mutex<Void>(())
+    private nonisolated(unsafe) var sharedState = Shared()
+
+    /// Runs `body` on the state other threads touch, under `lock`.
+    private func withShared<Result>(_ body: (inout Shared) -> Result) -> Result {
+        var result: Result?
+        lock.withLock { _ in result = body(&sharedState) }
+        return result!
+    }
 
     init(animated: Bool, scheduler: CoalescingScheduler) {
         defaultAnimated = Atomic(animated)
@@ -171,7 +182,7 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
     }
 
     private func drainInbox() {
-        let requests = shared.withLock { shared -> [UpdateRequest] in
+        let requests = withShared { shared -> [UpdateRequest] in
             inboxHint.store(false, ordering: .relaxed)
             shared.inboxIsQueued = false
             defer { shared.inbox.removeAll() }
@@ -185,7 +196,7 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
         if updatersChanged.load(ordering: .relaxed) {
             // Clear first, then copy: a change made after the copy sets the flag again.
             updatersChanged.store(false, ordering: .relaxed)
-            mainUpdaters = shared.withLock { $0.updaters }
+            mainUpdaters = withShared { $0.updaters }
             mainSoleUpdater = mainUpdaters.count == 1 ? mainUpdaters[0].call : nil
         }
         mainIsDelivering = true
@@ -213,7 +224,7 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
 
     /// Puts a request in the inbox, applied on the main thread at its next turn, in arrival order.
     private func post(_ request: UpdateRequest) {
-        let needsTurn = shared.withLock { shared -> Bool in
+        let needsTurn = withShared { shared -> Bool in
             if shared.isCancelled { return false }
             switch (shared.inbox.last, request) {
             case (.setNeedsUpdate?, .setNeedsUpdate(nil)):
@@ -232,7 +243,7 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
     }
 
     func addUpdater(_ call: @escaping (Bool) -> Void) -> UInt64 {
-        shared.withLock { shared -> UInt64 in
+        withShared { shared -> UInt64 in
             shared.nextUpdaterID += 1
             shared.updaters.append(UpdaterEntry(id: shared.nextUpdaterID, call: call))
             updatersChanged.store(true, ordering: .relaxed)
@@ -241,7 +252,7 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
     }
 
     func removeUpdater(_ id: UInt64) {
-        let removed = shared.withLock { shared -> [UpdaterEntry] in
+        let removed = withShared { shared -> [UpdaterEntry] in
             let removed = shared.updaters.filter { $0.id == id }
             shared.updaters.removeAll { $0.id == id }
             updatersChanged.store(true, ordering: .relaxed)
@@ -251,7 +262,7 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
     }
 
     func removeAllUpdaters() {
-        let removed = shared.withLock { shared -> [UpdaterEntry] in
+        let removed = withShared { shared -> [UpdaterEntry] in
             defer { shared.updaters.removeAll() }
             updatersChanged.store(true, ordering: .relaxed)
             return shared.updaters
@@ -260,12 +271,12 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
     }
 
     var updaterCount: Int {
-        shared.withLock { $0.updaters.count }
+        withShared { $0.updaters.count }
     }
 
     /// The link that outside callbacks hold (created on first use).
     var link: UpdateLink {
-        shared.withLock { shared in
+        withShared { shared in
             if let link = shared.link { return link }
             let link = UpdateLink(self)
             if shared.isCancelled { link.cut() }
@@ -277,7 +288,7 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
     /// The context is gone: deliver nothing more, drop the updaters and the inbox, cut the link.
     func cancel() {
         cancelled.store(true, ordering: .relaxed)
-        let dropped = shared.withLock { shared -> ([UpdaterEntry], [UpdateRequest], UpdateLink?) in
+        let dropped = withShared { shared -> ([UpdaterEntry], [UpdateRequest], UpdateLink?) in
             shared.isCancelled = true
             defer {
                 shared.updaters.removeAll()
