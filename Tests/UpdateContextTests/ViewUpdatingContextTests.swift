@@ -75,6 +75,27 @@ final class ViewUpdatingContextTests: XCTestCase {
         XCTAssertEqual(context.updaterCount, 0)
     }
 
+    func testUpdatersRunInRegistrationOrderWhateverIsRemoved() {
+        context.removeUpdaters()
+        var order: [String] = []
+        let a = context.onUpdate { _ in order.append("a") }
+        context.onUpdate { _ in order.append("b") }
+        let c = context.onUpdate { _ in order.append("c") }
+        context.onUpdate { _ in order.append("d") }
+        context.update()
+        XCTAssertEqual(order, ["a", "b", "c", "d"])
+        a.remove()
+        c.remove()
+        order = []
+        context.update()
+        XCTAssertEqual(order, ["b", "d"])
+        context.onUpdate { _ in order.append("e") }
+        order = []
+        context.update()
+        XCTAssertEqual(order, ["b", "d", "e"])
+        XCTAssertEqual(context.updaterCount, 3)
+    }
+
     func testUpdatersAddedBetweenDeliveriesJoinTheNextOne() {
         context.update()
         let late = Deliveries()

@@ -14,19 +14,64 @@ struct UpdaterEntry {
     let call: (Bool) -> Void
 }
 
+/// The registered updaters, in registration order. The first is stored inline: most contexts have
+/// exactly one, and then no array is allocated (a denser context is a faster one in a large fan-out).
+struct UpdaterList {
+    // Invariant: `rest` is empty whenever `first` is nil.
+    private var first: UpdaterEntry?
+    private var rest: [UpdaterEntry] = []
+
+    var count: Int { first == nil ? 0 : 1 + rest.count }
+
+    /// The only updater's closure, when there is exactly one.
+    var sole: ((Bool) -> Void)? { rest.isEmpty ? first?.call : nil }
+
+    var entries: [UpdaterEntry] {
+        guard let first else { return [] }
+        return [first] + rest
+    }
+
+    mutating func append(_ entry: UpdaterEntry) {
+        if first == nil {
+            first = entry
+        } else {
+            rest.append(entry)
+        }
+    }
+
+    /// Removes the updater with `id`; returns what was removed (to be released outside the lock).
+    mutating func remove(id: UInt64) -> [UpdaterEntry] {
+        if let head = first, head.id == id {
+            first = rest.isEmpty ? nil : rest.removeFirst()
+            return [head]
+        }
+        let removed = rest.filter { $0.id == id }
+        rest.removeAll { $0.id == id }
+        return removed
+    }
+
+    /// Removes everything; returns it (to be released outside the lock).
+    mutating func removeAll() -> [UpdaterEntry] {
+        defer {
+            first = nil
+            rest = []
+        }
+        return entries
+    }
+}
+
 /// The storage of a ``ViewUpdatingContext``: the rules, the updaters, the inbox and its place in the
 /// scheduler. The scheduler holds this, never the context, so releasing the context frees it at once.
 ///
 /// Two worlds meet here. Everything a delivery needs on the main thread (the ``UpdateRules`` value, the
 /// cached updater list, the re-entrancy flag) is confined to the main thread and read without a lock,
 /// which is what keeps a request on an already-dirty context at a few nanoseconds. Everything other
-/// threads touch (the inbox of their requests, the registered updaters) is behind `lock`, with atomic
+/// threads touch (the inbox of their requests, the registered updaters) is behind `shared`, with atomic
 /// hints so that the main thread only takes the lock when there is something to take.
 final class UpdateCore: TurnClient, @unchecked Sendable {
     // @unchecked Sendable: the `main*` properties below are read and written only on the scheduler's
     // thread — every entry point checks `scheduler.isCurrent` first, or is `performTurn`, which the
-    // scheduler calls there. `sharedState` is read and written only inside `withShared`, under `lock`.
-    // Everything else is immutable or atomic.
+    // scheduler calls there. Everything else is immutable, atomic, or inside `shared`.
     // The `main*` properties are `@exclusivity(unchecked)`: confined to one thread, and never mutated
     // across a call out to user code (updaters run on copies), so no access can overlap another; the
     // dynamic checks would cost a thread-local lookup on every request.
@@ -56,23 +101,13 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
         var inbox: [UpdateRequest] = []
         var inboxIsQueued = false
         var isCancelled = false
-        var updaters: [UpdaterEntry] = []
+        var updaters = UpdaterList()
         var nextUpdaterID: UInt64 = 0
         /// Created on first use (Observation tracking, async sequences): most contexts never need one.
         var link: UpdateLink?
     }
 
-    /// Guards `sharedState`. Inline (4 bytes), not a separately allocated mutex: every context has
-    /// one, and in a large fan-out a denser context is a faster one. Only cold paths take it.
-    private let lock = Mutex<Void>(())
-    private nonisolated(unsafe) var sharedState = Shared()
-
-    /// Runs `body` on the state other threads touch, under `lock`.
-    private func withShared<Result>(_ body: (inout Shared) -> Result) -> Result {
-        var result: Result?
-        lock.withLock { _ in result = body(&sharedState) }
-        return result!
-    }
+    private let shared = Locked(Shared())
 
     init(animated: Bool, scheduler: CoalescingScheduler) {
         defaultAnimated = Atomic(animated)
@@ -182,7 +217,7 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
     }
 
     private func drainInbox() {
-        let requests = withShared { shared -> [UpdateRequest] in
+        let requests = shared.withLock { shared -> [UpdateRequest] in
             inboxHint.store(false, ordering: .relaxed)
             shared.inboxIsQueued = false
             defer { shared.inbox.removeAll() }
@@ -196,8 +231,9 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
         if updatersChanged.load(ordering: .relaxed) {
             // Clear first, then copy: a change made after the copy sets the flag again.
             updatersChanged.store(false, ordering: .relaxed)
-            mainUpdaters = withShared { $0.updaters }
-            mainSoleUpdater = mainUpdaters.count == 1 ? mainUpdaters[0].call : nil
+            (mainSoleUpdater, mainUpdaters) = shared.withLock { shared in
+                (shared.updaters.sole, shared.updaters.count > 1 ? shared.updaters.entries : [])
+            }
         }
         mainIsDelivering = true
         defer { mainIsDelivering = false }
@@ -224,7 +260,7 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
 
     /// Puts a request in the inbox, applied on the main thread at its next turn, in arrival order.
     private func post(_ request: UpdateRequest) {
-        let needsTurn = withShared { shared -> Bool in
+        let needsTurn = shared.withLock { shared -> Bool in
             if shared.isCancelled { return false }
             switch (shared.inbox.last, request) {
             case (.setNeedsUpdate?, .setNeedsUpdate(nil)):
@@ -243,7 +279,7 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
     }
 
     func addUpdater(_ call: @escaping (Bool) -> Void) -> UInt64 {
-        withShared { shared -> UInt64 in
+        shared.withLock { shared -> UInt64 in
             shared.nextUpdaterID += 1
             shared.updaters.append(UpdaterEntry(id: shared.nextUpdaterID, call: call))
             updatersChanged.store(true, ordering: .relaxed)
@@ -252,9 +288,8 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
     }
 
     func removeUpdater(_ id: UInt64) {
-        let removed = withShared { shared -> [UpdaterEntry] in
-            let removed = shared.updaters.filter { $0.id == id }
-            shared.updaters.removeAll { $0.id == id }
+        let removed = shared.withLock { shared -> [UpdaterEntry] in
+            let removed = shared.updaters.remove(id: id)
             updatersChanged.store(true, ordering: .relaxed)
             return removed
         }
@@ -262,21 +297,20 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
     }
 
     func removeAllUpdaters() {
-        let removed = withShared { shared -> [UpdaterEntry] in
-            defer { shared.updaters.removeAll() }
+        let removed = shared.withLock { shared -> [UpdaterEntry] in
             updatersChanged.store(true, ordering: .relaxed)
-            return shared.updaters
+            return shared.updaters.removeAll()
         }
         _ = removed
     }
 
     var updaterCount: Int {
-        withShared { $0.updaters.count }
+        shared.withLock { $0.updaters.count }
     }
 
     /// The link that outside callbacks hold (created on first use).
     var link: UpdateLink {
-        withShared { shared in
+        shared.withLock { shared in
             if let link = shared.link { return link }
             let link = UpdateLink(self)
             if shared.isCancelled { link.cut() }
@@ -288,15 +322,14 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
     /// The context is gone: deliver nothing more, drop the updaters and the inbox, cut the link.
     func cancel() {
         cancelled.store(true, ordering: .relaxed)
-        let dropped = withShared { shared -> ([UpdaterEntry], [UpdateRequest], UpdateLink?) in
+        let dropped = shared.withLock { shared -> ([UpdaterEntry], [UpdateRequest], UpdateLink?) in
             shared.isCancelled = true
             defer {
-                shared.updaters.removeAll()
                 shared.inbox.removeAll()
                 shared.link = nil
             }
             updatersChanged.store(true, ordering: .relaxed)
-            return (shared.updaters, shared.inbox, shared.link)
+            return (shared.updaters.removeAll(), shared.inbox, shared.link)
         }
         dropped.2?.cut()
     }
