@@ -683,17 +683,29 @@ struct Bench {
     private let benchName = Notification.Name("coalesce-bench.update")
 
     /// A Foundation queue of its own center, whose posts are counted.
+    /// The one Foundation queue every baseline uses, emptied between measurements (each run-loop turn
+    /// posts what it holds).
+    ///
+    /// One, because Foundation keeps every `NotificationQueue` for its thread's life and walks them all
+    /// on every turn: measured here, each extra queue made every later turn of this process slower
+    /// (4 queues: +14 µs per turn; the seed shape's 1 000: +6.8 ms), which would bill Foundation's leak
+    /// to every later figure, ours included.
     private func foundationQueue() -> (NotificationQueue, MainCounter) {
-        let counter = MainCounter()
-        let center = NotificationCenter()
-        let token = center.addObserver(forName: benchName, object: nil, queue: nil) { _ in counter.value += 1 }
-        keepAlive.append(token)
-        return (NotificationQueue(notificationCenter: center), counter)
+        sharedFoundationQueue.counter.value = 0
+        return (sharedFoundationQueue.queue, sharedFoundationQueue.counter)
     }
 }
 
-/// Tokens of the baselines' observers, kept for the process's life (the queues are too, by Foundation).
-@MainActor var keepAlive: [any NSObjectProtocol] = []
+@MainActor private let sharedFoundationQueue:
+    (queue: NotificationQueue, counter: MainCounter, token: any NSObjectProtocol) = {
+        let counter = MainCounter()
+        let center = NotificationCenter()
+        let token = center.addObserver(forName: Notification.Name("coalesce-bench.update"), object: nil, queue: nil) {
+            _ in
+            counter.value += 1
+        }
+        return (NotificationQueue(notificationCenter: center), counter, token)
+    }()
 
 /// A model without Observation, for the plain-updater side of the tracking scenario (main thread only).
 final class PlainModel: @unchecked Sendable {
