@@ -42,7 +42,7 @@ import NotificationCoalescing
 /// > Important: Updaters run on the main thread, one delivery at a time. ``setNeedsUpdate(animated:)``
 /// > may be called from any thread: a request made elsewhere is applied on the main thread, in arrival
 /// > order, and delivered in its next cycle. ``update(animated:)``, ``updateIfNeeded()``,
-/// > ``isUpdatePending``, ``suspend()`` and ``resume()`` must be called on the main thread (a
+/// > ``suspend()`` and ``resume()`` must be called on the main thread (a
 /// > precondition says so). A request made while updaters run is delivered once, in a later cycle,
 /// > never recursively.
 ///
@@ -162,7 +162,11 @@ public final class ViewUpdatingContext: Sendable {
         core.updateIfNeeded()
     }
 
-    /// Whether an update is pending (requested and not yet delivered). Main thread only.
+    /// Whether an update is pending (requested and not yet delivered).
+    ///
+    /// Exact on the main thread. From another thread it is a snapshot that may change at once (the main
+    /// thread may deliver right after); it includes requests made there that the main thread has not
+    /// applied yet.
     public var isUpdatePending: Bool { core.isUpdatePending }
 
     /// Stops deliveries, for a view that is off screen. Requests are kept; ``resume()`` delivers them once.

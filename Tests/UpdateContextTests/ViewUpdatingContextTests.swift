@@ -242,6 +242,30 @@ final class ViewUpdatingContextTests: XCTestCase {
         XCTAssertEqual(deliveries.letters, "an", "the late request in the next one")
     }
 
+    func testIsUpdatePendingFromAnotherThread() {
+        let context = context!
+        func pendingElsewhere() -> Bool {
+            let answer = Locked(0)
+            let done = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                answer.set(context.isUpdatePending ? 1 : 0)
+                done.signal()
+            }
+            done.wait()
+            return answer.get() == 1
+        }
+        XCTAssertFalse(pendingElsewhere())
+        context.setNeedsUpdate()
+        XCTAssertTrue(pendingElsewhere())
+        scheduler.turn()
+        XCTAssertFalse(pendingElsewhere())
+        context.suspend()
+        context.update()
+        XCTAssertTrue(pendingElsewhere(), "an update kept while suspended is pending")
+        context.resume()
+        XCTAssertFalse(pendingElsewhere())
+    }
+
     func testUpdateIfNeeded() {
         context.updateIfNeeded()
         XCTAssertEqual(deliveries.count, 0)

@@ -93,6 +93,8 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
     /// Set when updaters are added or removed; the main thread refreshes its copy when it sees it.
     private let updatersChanged = Atomic<Bool>(false)
     private let cancelled = Atomic<Bool>(false)
+    /// `mainRules.isScheduled`, published for ``isUpdatePending`` on other threads.
+    private let scheduledHint = Atomic<Bool>(false)
     private let defaultAnimated: Atomic<Bool>
 
     @exclusivity(unchecked) private var mainUpdaters: [UpdaterEntry] = []
@@ -164,12 +166,23 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
         requireMainThread("updateIfNeeded()")
         guard !mainIsDelivering else { return }
         if inboxHint.load(ordering: .acquiring) { drainInbox() }
-        if let value = mainRules.endOfCycle(defaultAnimated: animated) { deliver(value) }
+        let value = mainRules.endOfCycle(defaultAnimated: animated)
+        publishScheduled()
+        if let value { deliver(value) }
     }
 
+    /// Exact on the main thread; elsewhere a snapshot (another thread may change it right after).
     var isUpdatePending: Bool {
-        requireMainThread("isUpdatePending")
-        return mainRules.isScheduled || inboxHint.load(ordering: .acquiring)
+        if scheduler.isCurrent { return mainRules.isScheduled || inboxHint.load(ordering: .acquiring) }
+        return scheduledHint.load(ordering: .acquiring) || inboxHint.load(ordering: .acquiring)
+    }
+
+    @inline(__always)
+    private func publishScheduled() {
+        let scheduled = mainRules.isScheduled
+        if scheduledHint.load(ordering: .relaxed) != scheduled {
+            scheduledHint.store(scheduled, ordering: .releasing)
+        }
     }
 
     var isSuspended: Bool {
@@ -186,6 +199,7 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
         requireMainThread("resume()")
         if !mainIsDelivering, inboxHint.load(ordering: .acquiring) { drainInbox() }
         let value = mainRules.resume(defaultAnimated: animated)
+        publishScheduled()
         if let value {
             if mainIsDelivering {
                 post(.update(value))
@@ -206,13 +220,16 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
         switch request {
         case .setNeedsUpdate(let flag):
             let outcome = mainRules.request(flag)
+            publishScheduled()
             if let value = outcome.deliverNow { deliver(value) }
             if outcome.needsTurn, !mainIsQueued {
                 mainIsQueued = true
                 scheduler.scheduleOnOwnerThread(self)
             }
         case .update(let flag):
-            if let value = mainRules.update(flag, defaultAnimated: animated) { deliver(value) }
+            let value = mainRules.update(flag, defaultAnimated: animated)
+            publishScheduled()
+            if let value { deliver(value) }
         }
     }
 
@@ -252,7 +269,9 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
         mainLastTurn = turn.serial
         mainIsQueued = false
         if inboxHint.load(ordering: .acquiring) { drainInbox() }
-        if let value = mainRules.endOfCycle(defaultAnimated: animated) { deliver(value) }
+        let value = mainRules.endOfCycle(defaultAnimated: animated)
+        publishScheduled()
+        if let value { deliver(value) }
         return false
     }
 
