@@ -83,7 +83,7 @@ public final class NotificationCoalescingContext: Sendable {
             core.removeMatching(notification, mask: coalesceMask)
             if let mode = core.scheduler.currentMode {
                 let turn = SchedulerTurn(
-                    mode: mode, isCommonMode: core.scheduler.isCommon(mode), serial: 0, scheduler: core.scheduler)
+                    mode: mode, isCommonMode: core.scheduler.isCommon(mode), serial: 0)
                 guard turn.admits(modes) else { return }
             }
             core.center.post(notification)

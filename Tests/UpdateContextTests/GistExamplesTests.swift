@@ -223,12 +223,9 @@ final class GistExamplesTests: XCTestCase {
             let controller = SharedContextViewController()
             let object = UncheckedBox(controller.object)
             controller.viewWillAppear(false)
-            let done = DispatchSemaphore(value: 0)
-            Thread.detachNewThread {
+            onAnotherThread {
                 object.value.text = "Background"
-                done.signal()
             }
-            done.wait()
             spinMainLoop { controller.renders.count == 2 }
             turnMainLoop()
             XCTAssertEqual(controller.renders, [false, false])

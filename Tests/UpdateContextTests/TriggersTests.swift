@@ -68,12 +68,9 @@ final class TrackingTests: XCTestCase {
 
     func testAChangeOnAnotherThreadIsDeliveredOnTheMainThread() {
         let article = UncheckedBox(article!)
-        let done = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
+        onAnotherThread {
             article.value.title = "From afar"
-            done.signal()
         }
-        done.wait()
         scheduler.turn()
         XCTAssertEqual(seen, ["Draft", "From afar"])
     }

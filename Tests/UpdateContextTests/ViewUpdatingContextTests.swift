@@ -189,13 +189,10 @@ final class ViewUpdatingContextTests: XCTestCase {
 
     func testCrossThreadRequestsApplyInArrivalOrder() {
         // F from a background thread, then (after it) T on the main thread: F T → n at T, then a.
-        let done = DispatchSemaphore(value: 0)
         let context = context!
-        Thread.detachNewThread {
+        onAnotherThread {
             context.setNeedsUpdate(animated: false)
-            done.signal()
         }
-        done.wait()
         context.setNeedsUpdate(animated: true)
         XCTAssertEqual(deliveries.letters, "n")
         scheduler.turn()
@@ -203,30 +200,19 @@ final class ViewUpdatingContextTests: XCTestCase {
     }
 
     func testCrossThreadSequenceAppliesInOrderAtTheNextCycle() {
-        let done = DispatchSemaphore(value: 0)
         let context = context!
-        Thread.detachNewThread {
+        onAnotherThread {
             context.setNeedsUpdate(animated: false)
             context.setNeedsUpdate(animated: true)
             context.setNeedsUpdate()
             context.setNeedsUpdate(animated: false)
-            done.signal()
         }
-        done.wait()
         scheduler.turn()
         XCTAssertEqual(deliveries.letters, "nn", "F T N F: n when T is applied, then n at the end")
     }
 
     func testAContextListedTwiceInOneTurnStillDeliversOncePerCycle() {
         let context = context!
-        func onAnotherThread(_ body: @escaping @Sendable () -> Void) {
-            let done = DispatchSemaphore(value: 0)
-            Thread.detachNewThread {
-                body()
-                done.signal()
-            }
-            done.wait()
-        }
         // Listed once through the inbox (a background request), once from the main thread.
         onAnotherThread { context.setNeedsUpdate() }
         context.setNeedsUpdate(animated: true)
@@ -246,12 +232,9 @@ final class ViewUpdatingContextTests: XCTestCase {
         let context = context!
         func pendingElsewhere() -> Bool {
             let answer = Locked(0)
-            let done = DispatchSemaphore(value: 0)
-            Thread.detachNewThread {
+            onAnotherThread {
                 answer.set(context.isUpdatePending ? 1 : 0)
-                done.signal()
             }
-            done.wait()
             return answer.get() == 1
         }
         XCTAssertFalse(pendingElsewhere())
@@ -278,13 +261,10 @@ final class ViewUpdatingContextTests: XCTestCase {
     }
 
     func testUpdateIfNeededAppliesRequestsFromOtherThreadsFirst() {
-        let done = DispatchSemaphore(value: 0)
         let context = context!
-        Thread.detachNewThread {
+        onAnotherThread {
             context.setNeedsUpdate(animated: true)
-            done.signal()
         }
-        done.wait()
         XCTAssertTrue(context.isUpdatePending)
         context.updateIfNeeded()
         XCTAssertEqual(deliveries.letters, "a")
@@ -390,12 +370,9 @@ final class ViewUpdatingContextTests: XCTestCase {
         let context = ViewUpdatingContext(scheduler: scheduler, center: center)
         let calls = Deliveries()
         context.onUpdate { calls.record($0) }
-        let done = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
+        onAnotherThread {
             center.post(name: .applicationWillEnterForeground, object: nil)
-            done.signal()
         }
-        done.wait()
         XCTAssertEqual(calls.count, 0)
         scheduler.turn()
         XCTAssertEqual(calls.count, 1)

@@ -124,7 +124,7 @@ public class CoalescingScheduler: @unchecked Sendable {
         }
         turnDepth += 1
         turnSerial &+= 1
-        let turn = SchedulerTurn(mode: mode, isCommonMode: isCommonMode, serial: turnSerial, scheduler: self)
+        let turn = SchedulerTurn(mode: mode, isCommonMode: isCommonMode, serial: turnSerial)
         var parked: [any TurnClient] = []
         for client in owned where client.performTurn(turn) {
             parked.append(client)
@@ -163,7 +163,6 @@ package struct SchedulerTurn {
     package let isCommonMode: Bool
     /// Different for every turn of one scheduler (a client listed twice in one turn sees the same serial).
     package let serial: UInt64
-    package let scheduler: CoalescingScheduler
 
     /// Whether work registered for `modes` may run in this turn.
     package func admits(_ modes: [RunLoop.Mode]) -> Bool {
