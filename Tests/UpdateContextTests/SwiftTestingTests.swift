@@ -1,0 +1,78 @@
+import Foundation
+import NotificationCoalescing
+import Testing
+
+@testable import UpdateContext
+
+/// Swift Testing runs under an async main on Linux: no run loop turns and `Thread.isMainThread` is false.
+/// What does not need a turning loop is tested here too: the pure rules, and contexts driven by a
+/// `ManualScheduler`, which stands in for the main thread on whatever thread creates it.
+@Suite("Precedence rules and manual scheduling under Swift Testing")
+struct SwiftTestingTests {
+    /// The contract's timelines, as (requests, default flag, deliveries) with `n`/`a` per delivery.
+    static let timelines: [(String, Bool, String)] = [
+        ("N N N |", false, "n"),
+        ("T T |", false, "a"),
+        ("N T |", false, "a"),
+        ("F T |", false, "na"),
+        ("T F |", false, "n"),
+        ("F T F T |", false, "nna"),
+        ("N U |", false, "n"),
+        ("T U |", false, "a"),
+        ("F U(T) |", false, "a"),
+        ("T | N |", false, "an"),
+        ("N |", true, "a"),
+        ("F |", true, "n"),
+    ]
+
+    @Test("The rules value follows the contract's table", arguments: timelines)
+    func rules(_ timeline: (String, Bool, String)) {
+        var rules = UpdateRules()
+        var delivered = ""
+        func record(_ value: Bool?) { if let value { delivered += value ? "a" : "n" } }
+        for token in timeline.0.split(separator: " ") {
+            switch token {
+            case "N": record(rules.request(nil).deliverNow)
+            case "F": record(rules.request(false).deliverNow)
+            case "T": record(rules.request(true).deliverNow)
+            case "U": record(rules.update(nil, defaultAnimated: timeline.1))
+            case "U(T)": record(rules.update(true, defaultAnimated: timeline.1))
+            default: record(rules.endOfCycle(defaultAnimated: timeline.1))
+            }
+        }
+        #expect(delivered == timeline.2, "\(timeline.0)")
+        #expect(!rules.isScheduled)
+    }
+
+    @Test("A context on a manual scheduler delivers on the thread that turns it, off the main thread")
+    func manualSchedulerOffTheMainThread() {
+        let scheduler = ManualScheduler()
+        let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+        var flags: [Bool] = []
+        context.onUpdate { flags.append($0) }
+        context.setNeedsUpdate(animated: false)
+        context.setNeedsUpdate(animated: true)
+        #expect(flags == [false])
+        #expect(context.isUpdatePending)
+        scheduler.turn()
+        #expect(flags == [false, true])
+        #expect(!context.isUpdatePending)
+    }
+
+    @Test("A coalescing context on a manual scheduler coalesces and keeps order")
+    func coalescingOnAManualScheduler() {
+        let scheduler = ManualScheduler()
+        let context = NotificationCoalescingContext(scheduler: scheduler)
+        var names: [String] = []
+        for name in ["x", "y"] {
+            context.observe(Notification.Name(name)) { _, note in names.append(note.name.rawValue) }
+        }
+        for _ in 0..<10 {
+            context.enqueue(Notification(name: Notification.Name("x")))
+            context.enqueue(Notification(name: Notification.Name("y")))
+        }
+        scheduler.turn()
+        #expect(names == ["x", "y"])
+        #expect(context.pendingCount == 0)
+    }
+}
