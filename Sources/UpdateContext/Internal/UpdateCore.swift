@@ -125,17 +125,12 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
 
     @inline(__always)
     func setNeedsUpdate(_ flag: Bool?) {
-        if scheduler.isCurrent && !mainIsDelivering {
-            if !inboxHint.load(ordering: .acquiring) {
-                // The fast path: an already-dirty context with nothing new takes no lock and allocates nothing.
-                if mainRules.isNoOp(flag) { return }
-            } else {
-                drainInbox()
-            }
-            apply(.setNeedsUpdate(flag))
-        } else {
-            post(.setNeedsUpdate(flag))
+        let onOwnerThread = scheduler.isCurrent
+        // The fast path: an already-dirty context with nothing new takes no lock and allocates nothing.
+        if onOwnerThread && !mainIsDelivering && !inboxHint.load(ordering: .acquiring) && mainRules.isNoOp(flag) {
+            return
         }
+        submit(.setNeedsUpdate(flag), onOwnerThread: onOwnerThread)
     }
 
     func update(_ flag: Bool?) {
@@ -143,23 +138,24 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
             scheduler.isCurrent,
             "ViewUpdatingContext.update(animated:) called off the main thread; it delivers synchronously, "
                 + "and updaters run only on the main thread. Call setNeedsUpdate(animated:) from other threads.")
-        if mainIsDelivering {
-            // Re-entrant: never deliver recursively; the update is done in a later cycle.
-            post(.update(flag))
-            return
-        }
-        if inboxHint.load(ordering: .acquiring) { drainInbox() }
-        apply(.update(flag))
+        // Re-entrant (inside an updater), `submit` defers it: never deliver recursively.
+        submit(.update(flag), onOwnerThread: true)
     }
 
     /// A lifecycle event: `update()` on the main thread, a deferred update anywhere else.
     func refresh() {
-        if scheduler.isCurrent && !mainIsDelivering {
-            if inboxHint.load(ordering: .acquiring) { drainInbox() }
-            apply(.update(nil))
-        } else {
-            post(.update(nil))
+        submit(.update(nil), onOwnerThread: scheduler.isCurrent)
+    }
+
+    /// The one routing of every request: applied now on the main thread (after what the inbox holds,
+    /// to keep arrival order), or put in the inbox when made elsewhere or while updaters run.
+    private func submit(_ request: UpdateRequest, onOwnerThread: Bool) {
+        guard onOwnerThread && !mainIsDelivering else {
+            post(request)
+            return
         }
+        if inboxHint.load(ordering: .acquiring) { drainInbox() }
+        apply(request)
     }
 
     func updateIfNeeded() {
@@ -325,6 +321,11 @@ final class UpdateCore: TurnClient, @unchecked Sendable {
 
     var updaterCount: Int {
         shared.withLock { $0.updaters.count }
+    }
+
+    /// How many sequence subscriptions run (without creating a link for the question).
+    var runningSubscriptions: Int {
+        shared.withLock { $0.link }?.runningTasks ?? 0
     }
 
     /// The link that outside callbacks hold (created on first use).

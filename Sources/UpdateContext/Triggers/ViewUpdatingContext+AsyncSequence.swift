@@ -55,6 +55,6 @@ extension ViewUpdatingContext {
 
     /// How many ``setNeedsUpdate(on:animated:)`` subscriptions are still running.
     public var runningSubscriptions: Int {
-        core.link.runningTasks
+        core.runningSubscriptions
     }
 }
