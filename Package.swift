@@ -3,23 +3,35 @@ import PackageDescription
 
 let package = Package(
     name: "CoalescedViewUpdates",
-    // Atomics and Observation come from the toolchain's Synchronization module, which needs these OS versions.
-    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    // Where Swift concurrency runs. What needs newer systems (Observation tracking: iOS 17 / macOS 14) is
+    // behind @available; nothing uses the Synchronization module (iOS 18 / macOS 15).
+    platforms: [.macOS(.v10_15), .iOS(.v13), .tvOS(.v13), .watchOS(.v6), .visionOS(.v1)],
     products: [
         .library(name: "NotificationCoalescing", targets: ["NotificationCoalescing"]),
         .library(name: "UpdateContext", targets: ["UpdateContext"]),
     ],
     targets: [
-        .target(name: "NotificationCoalescing"),
-        .target(name: "UpdateContext", dependencies: ["NotificationCoalescing"]),
+        // Atomics and a main-thread check that exist on every supported system (no product exports it).
+        .target(name: "CCoalescingSupport"),
+        .target(name: "NotificationCoalescing", dependencies: ["CCoalescingSupport"]),
+        .target(name: "UpdateContext", dependencies: ["NotificationCoalescing", "CCoalescingSupport"]),
         // The benchmark is an executable that no product exports: it stays out of the public surface.
         .executableTarget(
-            name: "coalesce-bench", dependencies: ["NotificationCoalescing", "UpdateContext", "CMallocStats"]),
+            name: "coalesce-bench",
+            dependencies: ["NotificationCoalescing", "UpdateContext", "CMallocStats", "CoalescingTestSupport"]),
         // malloc statistics for the benchmark's memory figures and the soak test (no product exports it).
         .target(name: "CMallocStats"),
-        .testTarget(name: "NotificationCoalescingTests", dependencies: ["NotificationCoalescing"]),
+        // What the tests and the benchmark share, once: the precedence table and its timeline interpreter,
+        // the reference model, counters. No product exports it.
+        .target(
+            name: "CoalescingTestSupport",
+            dependencies: ["NotificationCoalescing", "UpdateContext", "CCoalescingSupport"]),
         .testTarget(
-            name: "UpdateContextTests", dependencies: ["UpdateContext", "NotificationCoalescing", "CMallocStats"]),
+            name: "NotificationCoalescingTests",
+            dependencies: ["NotificationCoalescing", "CMallocStats", "CoalescingTestSupport"]),
+        .testTarget(
+            name: "UpdateContextTests",
+            dependencies: ["UpdateContext", "NotificationCoalescing", "CMallocStats", "CoalescingTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,3 +1,4 @@
+import CoreFoundation
 import Foundation
 import NotificationCoalescing
 import XCTest
@@ -215,9 +216,10 @@ final class NotificationCoalescingContextTests: XCTestCase {
         XCTAssertEqual(rounds, 1)
         scheduler.turn()
         XCTAssertEqual(rounds, 2)
-        XCTAssertEqual(scheduler.runUntilIdle(), 1)
+        XCTAssertEqual(try scheduler.runUntilIdle(), 1)
         XCTAssertEqual(rounds, 3)
         XCTAssertEqual(maxDepth, 1)
+        XCTAssertNoThrow(try scheduler.expectIdle())
     }
 
     func testNowFromAHandlerOfAHeldNotificationDoesNotTouchTheBatchUnderWay() {
@@ -235,13 +237,17 @@ final class NotificationCoalescingContextTests: XCTestCase {
         XCTAssertEqual(recorder.names.sorted(), ["test.a", "test.b", "test.b"])
     }
 
-    func testRunUntilIdleBoundsASelfFeedingHandler() {
+    func testRunUntilIdleReportsASelfFeedingHandlerInsteadOfReturningQuietly() {
         context.observe(.a) { [context] _, _ in context!.enqueue(Notification(name: .a)) }
         context.enqueue(Notification(name: .a))
-        XCTAssertEqual(scheduler.runUntilIdle(maxTurns: 5), 5)
+        XCTAssertThrowsError(try scheduler.runUntilIdle(maxTurns: 5)) { error in
+            XCTAssertEqual((error as? ManualScheduler.NotIdle)?.turns, 5)
+        }
         XCTAssertEqual(recorder.count, 5)
+        XCTAssertThrowsError(try scheduler.expectIdle(), "the sixth post is still waiting")
         context.removeObservers()
         scheduler.turn()
+        XCTAssertNoThrow(try scheduler.expectIdle())
     }
 
     // MARK: threads
@@ -450,6 +456,40 @@ final class NotificationCoalescingRunLoopTests: XCTestCase {
         defer { timer.invalidate() }
         spinRunLoop(mode: modal) { recorder.count == 1 }
         XCTAssertEqual(recorder.count, 1)
+    }
+
+    /// UIKit runs the main loop in `UITrackingRunLoopMode` while the user scrolls, a mode it adds to the
+    /// common modes. Linux's run loop can do the same with a custom mode: every rule must treat it as
+    /// common, as in the default mode.
+    func testAModeAddedToTheCommonModesCountsAsCommon() {
+        let tracking = RunLoop.Mode("test.tracking")
+        CFRunLoopAddCommonMode(CFRunLoopGetMain(), cfString(tracking.rawValue))
+        XCTAssertTrue(RunLoopScheduler.main.isCommon(tracking))
+        XCTAssertFalse(RunLoopScheduler.main.isCommon(RunLoop.Mode("test.not-common")))
+
+        let context = NotificationCoalescingContext(scheduler: .mainRunLoop)
+        let recorder = Recorder()
+        recorder.observe(context)
+        final class Seen: @unchecked Sendable {
+            // @unchecked Sendable: written by a block the main run loop performs, read on the main thread.
+            var mode: RunLoop.Mode?
+        }
+        let seen = Seen()
+        RunLoop.main.perform(inModes: [tracking]) {
+            seen.mode = RunLoop.current.currentMode
+            // .now for the common modes posts while scrolling; .now for the default mode alone does not.
+            context.enqueue(Notification(name: .a), postingStyle: .now, forModes: [.common])
+            context.enqueue(Notification(name: .b), postingStyle: .now)
+            // Held for the common modes: posted at this turn of the tracking mode.
+            context.enqueue(Notification(name: .c), forModes: [.common])
+        }
+        let timer = Timer(timeInterval: 0.001, repeats: true) { _ in }
+        RunLoop.main.add(timer, forMode: tracking)
+        defer { timer.invalidate() }
+        spinRunLoop(mode: tracking) { recorder.count >= 2 }
+        XCTAssertEqual(seen.mode, tracking)
+        XCTAssertEqual(recorder.names, ["test.a", "test.c"])
+        XCTAssertEqual(context.pendingCount, 0)
     }
 
     func testABackgroundThreadsRunLoopDeliversOnThatThreadAndIsFreedWithIt() {

@@ -1,3 +1,4 @@
+import CoreFoundation
 import Foundation
 import NotificationCoalescing
 import XCTest
@@ -65,4 +66,13 @@ func turnRunLoop(_ count: Int = 3, mode: RunLoop.Mode = .default) {
     for _ in 0..<count {
         _ = RunLoop.current.run(mode: mode, before: Date(timeIntervalSinceNow: 0.005))
     }
+}
+
+/// A CoreFoundation string (Linux's CF functions take `CFString`; `as CFString` bridging is Darwin's).
+func cfString(_ string: String) -> CFString {
+    #if canImport(Darwin)
+    string as CFString
+    #else
+    CFStringCreateWithCString(nil, string, CFStringBuiltInEncodings.UTF8.rawValue)
+    #endif
 }

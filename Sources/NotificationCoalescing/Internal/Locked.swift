@@ -4,6 +4,8 @@ import Darwin
 import Glibc
 #elseif canImport(Musl)
 import Musl
+#else
+#error("Locked: unknown C library; add its lock primitive")
 #endif
 
 #if canImport(Darwin)
@@ -14,13 +16,14 @@ package typealias LockPrimitive = pthread_mutex_t
 
 /// A value behind a lock, used as a transaction: `withLock { state in … }`.
 ///
-/// Unlike `Synchronization.Mutex`, the value may be non-`Sendable` (pending `Notification`s are), the body
-/// may return a non-`Sendable` result, and ThreadSanitizer sees the locking (the Linux `Mutex` is a raw
-/// futex that TSan does not understand, so it reports false races). The value and the lock live in one
-/// allocation. Never call out to user code inside `withLock`.
+/// Unlike `Synchronization.Mutex` (iOS 18 / macOS 15), it exists on every supported system, the value
+/// may be non-`Sendable` (pending `Notification`s are), the body may return a non-`Sendable` result, and
+/// ThreadSanitizer sees the locking. The value, the lock and eight bytes of atomic flags (``flags``)
+/// live in one allocation. Never call out to user code inside `withLock`.
 package struct Locked<Value>: @unchecked Sendable {
     // @unchecked Sendable: the value is read and written only inside `withLock`, which holds the lock
-    // for the whole access.
+    // for the whole access; the flags are read and written only with the atomic functions of
+    // CCoalescingSupport.
     private let storage: LockStorage<Value>
 
     package init(_ value: Value) {
@@ -31,20 +34,35 @@ package struct Locked<Value>: @unchecked Sendable {
     package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         try storage.withLock(body)
     }
+
+    /// Eight bytes beside the lock for one-byte atomic flags (`cvu_flag_load_acquire(flags + i)` …),
+    /// zero at first. The address is stable for as long as this `Locked` (or a copy of it) lives.
+    package var flags: UnsafeMutablePointer<UInt8> {
+        storage.withUnsafeMutablePointerToElements { cell in
+            UnsafeMutableRawPointer(cell).advanced(by: MemoryLayout<LockCell>.offset(of: \.flags)!)
+                .assumingMemoryBound(to: UInt8.self)
+        }
+    }
+}
+
+/// The lock and the flag bytes, stored as the single element of the allocation.
+package struct LockCell {
+    var lock: LockPrimitive
+    var flags: UInt64
 }
 
 /// The allocation behind ``Locked``: the value as the header, the lock as the single element, so the
 /// lock's address is stable and needs no allocation of its own.
-private final class LockStorage<Value>: ManagedBuffer<Value, LockPrimitive> {
+private final class LockStorage<Value>: ManagedBuffer<Value, LockCell> {
     static func make(_ value: Value) -> LockStorage<Value> {
         let buffer = create(minimumCapacity: 1) { _ in value }
         let storage = unsafeDowncast(buffer, to: LockStorage<Value>.self)
-        storage.withUnsafeMutablePointerToElements { lock in
+        storage.withUnsafeMutablePointerToElements { cell in
             #if canImport(Darwin)
-            lock.initialize(to: os_unfair_lock())
+            cell.initialize(to: LockCell(lock: os_unfair_lock(), flags: 0))
             #else
-            lock.initialize(to: pthread_mutex_t())
-            let rc = pthread_mutex_init(lock, nil)
+            cell.initialize(to: LockCell(lock: pthread_mutex_t(), flags: 0))
+            let rc = pthread_mutex_init(&cell.pointee.lock, nil)
             precondition(rc == 0, "pthread_mutex_init failed: \(rc)")
             #endif
         }
@@ -52,17 +70,19 @@ private final class LockStorage<Value>: ManagedBuffer<Value, LockPrimitive> {
     }
 
     deinit {
-        withUnsafeMutablePointerToElements { lock in
+        withUnsafeMutablePointerToElements { cell in
             #if !canImport(Darwin)
-            pthread_mutex_destroy(lock)
+            pthread_mutex_destroy(&cell.pointee.lock)
             #endif
-            _ = lock.deinitialize(count: 1)
+            _ = cell.deinitialize(count: 1)
         }
     }
 
     @inline(__always)
     func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        try withUnsafeMutablePointers { value, lock in
+        try withUnsafeMutablePointers { value, cell in
+            let lock = UnsafeMutableRawPointer(cell).advanced(by: MemoryLayout<LockCell>.offset(of: \.lock)!)
+                .assumingMemoryBound(to: LockPrimitive.self)
             #if canImport(Darwin)
             os_unfair_lock_lock(lock)
             defer { os_unfair_lock_unlock(lock) }

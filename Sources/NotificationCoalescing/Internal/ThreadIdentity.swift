@@ -1,5 +1,4 @@
-import Foundation
-import Synchronization
+import CCoalescingSupport
 
 #if canImport(Darwin)
 import Darwin
@@ -7,47 +6,36 @@ import Darwin
 import Glibc
 #elseif canImport(Musl)
 import Musl
+#else
+#error("ThreadIdentity: unknown C library; add its pthread module")
 #endif
 
-/// The identity of a thread, cheap to take and compare (a thread-local read; no Foundation call).
+/// The identity of a thread, cheap to take and compare (no Foundation call).
 ///
 /// `Thread.isMainThread` costs about 300 ns on Linux, more than everything else a coalesced request
-/// does, so hot paths compare identities instead.
-package struct ThreadIdentity: Sendable, Equatable {
-    // `pthread_t` is a pointer on Darwin and an integer on Linux; both fit a bit pattern, never 0.
-    fileprivate let bits: UInt
+/// does, so hot paths use ``isMainThread`` and compare identities with `pthread_equal`, which is what
+/// POSIX promises to work for `pthread_t` on every C library (a pointer on Darwin and Musl, an integer
+/// on Glibc).
+package struct ThreadIdentity: @unchecked Sendable {
+    // @unchecked Sendable: a `pthread_t` is an immutable handle (a pointer on Darwin and Musl) that is
+    // only compared, with `pthread_equal`, never dereferenced.
+    private let thread: pthread_t
 
     package static var current: ThreadIdentity {
-        #if canImport(Darwin)
-        ThreadIdentity(bits: UInt(bitPattern: pthread_self()))
-        #else
-        ThreadIdentity(bits: UInt(pthread_self()))
-        #endif
+        ThreadIdentity(thread: pthread_self())
     }
 
     @inline(__always)
     package var isCurrent: Bool {
-        ThreadIdentity.current.bits == bits
+        pthread_equal(thread, pthread_self()) != 0
     }
 
-    /// Whether the calling thread is the main thread; `Thread.isMainThread` is asked only until the
-    /// main thread has been seen once.
+    /// Whether the calling thread is the process's main thread (a thread-local read after the first ask).
     ///
-    /// The main thread never exits while a run loop on it matters (under `dispatchMain()` it does
-    /// exit, and its identity could be reused; nothing that runs on the main *run loop* works there).
+    /// Exact even under `dispatchMain()`, where the main thread exits and main-queue blocks run on other
+    /// threads: those are not the main thread.
     @inline(__always)
     package static var isMainThread: Bool {
-        let known = mainThreadBits.load(ordering: .relaxed)
-        if known != 0 { return known == current.bits }
-        return slowIsMainThread()
-    }
-
-    @inline(never)
-    private static func slowIsMainThread() -> Bool {
-        guard Thread.isMainThread else { return false }
-        mainThreadBits.store(current.bits, ordering: .relaxed)
-        return true
+        cvu_is_main_thread()
     }
 }
-
-private let mainThreadBits = Atomic<UInt>(0)

@@ -7,7 +7,9 @@ import Foundation
 /// the current cycle, after everything the cycle handled. On Apple platforms this is also where
 /// Core Animation commits, and the scheduler's observer runs before that commit.
 ///
-/// Turns happen in the common modes; work enqueued for another mode makes the scheduler observe that
+/// Turns happen in the common modes — every mode that belongs to the run loop's common set, such as
+/// UIKit's `UITrackingRunLoopMode` while the user scrolls — so work for `.common` is delivered during
+/// scrolling as in the default mode. Work enqueued for another mode makes the scheduler observe that
 /// mode too. Work scheduled from another thread wakes the run loop, so it is never lost.
 ///
 /// > Important: The thread must run its run loop. On Linux the main thread does under XCTest and in
@@ -72,7 +74,7 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
         let common = makeObserver(common: true)
         commonObserver = common
         customObserver = makeObserver(common: false)
-        CFRunLoopAddObserver(runLoop, common, kCFRunLoopCommonModes)
+        CFRunLoopAddObserver(runLoop, common, commonModesName)
     }
 
     deinit {
@@ -85,23 +87,35 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
         return owner!.isCurrent
     }
 
+    /// `true` for ``main``: its turns are the main thread's cycles.
+    public override var isMainThreadScheduler: Bool { observesMainThread }
+
+    /// Whether `mode` belongs to the run loop's common modes (or is `.common` itself).
+    ///
+    /// Asked of the run loop itself: the common-mode observer is in exactly the common modes, including
+    /// modes added to the common set later (`CFRunLoopAddCommonMode`), as UIKit does with its tracking mode.
+    public override func isCommon(_ mode: RunLoop.Mode) -> Bool {
+        if mode == .common || mode == .default { return true }
+        guard let commonObserver else { return false }
+        return CFRunLoopContainsObserver(runLoop, commonObserver, cfModeName(mode))
+    }
+
     public override var currentMode: RunLoop.Mode? {
         isCurrent ? RunLoop.current.currentMode : nil
     }
 
-    override func prepare(modes: [RunLoop.Mode]) {
+    public override func prepare(modes: [RunLoop.Mode]) {
         let added = customModes.withLock { known -> [RunLoop.Mode] in
             let new = modes.filter { $0 != .common && $0 != .default && !known.contains($0) }
             known.formUnion(new)
             return new
         }
         for mode in added {
-            let name = CFStringCreateWithCString(nil, mode.rawValue, CFStringBuiltInEncodings.UTF8.rawValue)
-            CFRunLoopAddObserver(runLoop, customObserver, name)
+            CFRunLoopAddObserver(runLoop, customObserver, cfModeName(mode))
         }
     }
 
-    override func requestTurn(insideTurn: Bool) {
+    public override func requestTurn(insideTurn: Bool) {
         // On its own thread, outside a turn, the loop is busy running the caller and will reach
         // BeforeWaiting by itself. Elsewhere, or when a turn is under way, make sure it does not sleep.
         if insideTurn || !isCurrent {
@@ -109,3 +123,18 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
         }
     }
 }
+
+// Darwin's CoreFoundation types run-loop modes as `CFRunLoopMode`; Linux's takes plain `CFString`s.
+#if canImport(Darwin)
+private var commonModesName: CFRunLoopMode { .commonModes }
+
+private func cfModeName(_ mode: RunLoop.Mode) -> CFRunLoopMode {
+    CFRunLoopMode(mode.rawValue as CFString)
+}
+#else
+private var commonModesName: CFString { kCFRunLoopCommonModes }
+
+private func cfModeName(_ mode: RunLoop.Mode) -> CFString {
+    CFStringCreateWithCString(nil, mode.rawValue, CFStringBuiltInEncodings.UTF8.rawValue)
+}
+#endif

@@ -22,13 +22,16 @@ extension ViewUpdatingContext {
     ///   - closure: The updater, called on the main thread with the delivery's flag.
     /// - Returns: The updater's token.
     ///
+    /// > Note: Needs the Observation module: iOS 17, macOS 14, tvOS 17, watchOS 10, visionOS 1, and Linux.
+    ///
     /// > Important: Tracking starts with the first delivery. A change made on any thread requests an
     /// > update (delivered on the main thread). An updater that changes what it reads requests again
     /// > every cycle: mutate state elsewhere.
+    @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
     @discardableResult
     public func onUpdate(tracking: Bool, _ closure: @escaping (_ animated: Bool) -> Void) -> ViewUpdater {
         guard tracking else { return onUpdate(closure) }
-        let link = core.link
+        let link = storage.link
         return onUpdate { animated in
             withObservationTracking {
                 closure(animated)

@@ -1,0 +1,25 @@
+#include "CCoalescingSupport.h"
+
+#if defined(__APPLE__)
+#include <pthread.h>
+
+bool cvu_is_main_thread(void) {
+    return pthread_main_np() != 0;
+}
+
+#elif defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+
+bool cvu_is_main_thread(void) {
+    // -1: not asked yet on this thread; then 0 or 1.
+    static _Thread_local int cached = -1;
+    if (cached < 0) {
+        cached = ((pid_t)syscall(SYS_gettid) == getpid()) ? 1 : 0;
+    }
+    return cached == 1;
+}
+
+#else
+#error "CCoalescingSupport: unknown platform; teach cvu_is_main_thread how to find the main thread"
+#endif

@@ -1,0 +1,56 @@
+// Low-level support for NotificationCoalescing and UpdateContext that exists on every supported system
+// (iOS 13, macOS 10.15, tvOS 13, watchOS 6, visionOS 1, Linux with Glibc or Musl), where the
+// Synchronization module (iOS 18 / macOS 15) does not.
+//
+// The atomics are the compiler's __atomic builtins on plain integers, in static inline functions that
+// Swift inlines at the call site. ThreadSanitizer instruments them, so it sees the orderings we rely on.
+// Every pointer must point at memory whose address does not move (a ManagedBuffer's elements, or memory
+// allocated by hand), never at a Swift stored property.
+#ifndef C_COALESCING_SUPPORT_H
+#define C_COALESCING_SUPPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+// MARK: One-byte flags
+
+static inline bool cvu_flag_load_relaxed(const uint8_t *flag) {
+    return __atomic_load_n(flag, __ATOMIC_RELAXED) != 0;
+}
+
+static inline bool cvu_flag_load_acquire(const uint8_t *flag) {
+    return __atomic_load_n(flag, __ATOMIC_ACQUIRE) != 0;
+}
+
+static inline void cvu_flag_store_relaxed(uint8_t *flag, bool value) {
+    __atomic_store_n(flag, (uint8_t)(value ? 1 : 0), __ATOMIC_RELAXED);
+}
+
+static inline void cvu_flag_store_release(uint8_t *flag, bool value) {
+    __atomic_store_n(flag, (uint8_t)(value ? 1 : 0), __ATOMIC_RELEASE);
+}
+
+// MARK: Counters (the benchmark's and the tests' producer threads)
+
+static inline intptr_t cvu_counter_load(const intptr_t *counter) {
+    return __atomic_load_n(counter, __ATOMIC_ACQUIRE);
+}
+
+static inline void cvu_counter_store(intptr_t *counter, intptr_t value) {
+    __atomic_store_n(counter, value, __ATOMIC_RELEASE);
+}
+
+/// Adds `delta` and returns the new value.
+static inline intptr_t cvu_counter_add(intptr_t *counter, intptr_t delta) {
+    return __atomic_add_fetch(counter, delta, __ATOMIC_ACQ_REL);
+}
+
+// MARK: Threads
+
+/// Whether the calling thread is the process's main thread (the first thread). Cheap: on Darwin
+/// `pthread_main_np()`; elsewhere the kernel's thread id compared with the process id once per thread,
+/// then a thread-local read. Exact even after the main thread has exited (under `dispatchMain()`): no
+/// later thread can have the process id as its thread id.
+bool cvu_is_main_thread(void);
+
+#endif
