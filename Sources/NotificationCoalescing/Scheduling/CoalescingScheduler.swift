@@ -2,7 +2,7 @@ import Foundation
 
 /// Decides when "the end of a cycle" is: the moment pending coalesced work is delivered.
 ///
-/// A coalescing context hands its pending work to a scheduler, which calls it back once per *turn*
+/// A coalescing context hands its pending work to a scheduler, which calls it back once per *turn*,
 /// on the scheduler's own thread. Three schedulers ship:
 ///
 /// - ``RunLoopScheduler``: a turn is a run-loop pass about to wait (or exiting), in the modes the
@@ -15,14 +15,46 @@ import Foundation
 /// let context = NotificationCoalescingContext(scheduler: .dispatchMain)
 /// ```
 ///
+/// ## Writing a scheduler
+/// Subclass it to bring your own cycle (a timer, a display link, a game loop). The contract:
+///
+/// - A **turn** is one call of ``runTurn(mode:)``, made by you, on the scheduler's thread (where
+///   ``isCurrent`` is true). In it every context that asked for a turn delivers once, on that thread.
+///   Work scheduled during a turn (by a handler) waits for the next one.
+/// - A context **asks for a turn** through the scheduler; the scheduler then calls
+///   ``requestTurn(insideTurn:)`` once for the whole batch, from whichever thread asked. Override it to
+///   arrange for a call of ``runTurn(mode:)`` soon (wake your thread, start your timer). It is not called
+///   again until the next turn has begun, so one wake-up serves any number of requests.
+/// - **Modes** are optional. A turn in `mode` runs work registered for that mode, or for `.common` when
+///   ``isCommon(_:)`` says the mode is a common one; a turn with mode `nil` runs everything. ``currentMode``
+///   tells `.now` posts which mode the thread is in.
+/// - ``isMainThreadScheduler`` says whether turns are the main thread's cycles (or stand in for them):
+///   `ViewUpdatingContext` accepts exactly such schedulers.
+///
+/// ```swift
+/// final class TimerScheduler: CoalescingScheduler, @unchecked Sendable {
+///     // @unchecked Sendable: the timer is created once and only read afterwards.
+///     private var timer: Timer?
+///     override var isMainThreadScheduler: Bool { true }
+///     override var isCurrent: Bool { Thread.isMainThread }
+///     func start() {   // on the main thread, with its run loop running
+///         timer = Timer.scheduledTimer(withTimeInterval: 1.0 / 30, repeats: true) { [unowned self] _ in
+///             runTurn()
+///         }
+///     }
+///     override func requestTurn(insideTurn: Bool) {}   // the timer turns anyway
+/// }
+/// ```
+///
 /// > Important: Work is scheduled from any thread; turns, and therefore every delivery, happen only on
 /// > the scheduler's thread (``isCurrent`` is true there).
-public class CoalescingScheduler: @unchecked Sendable {
-    // @unchecked Sendable: the class is not final (its three subclasses live in this module). All mutable
-    // state of the base is in `queue`, behind a lock, except `turnDepth`, `ownerWaiting` and
-    // `ownerTurnRequested` and `turnSerial`, which are touched only on the scheduler's own thread (in `runTurn`, and in
-    // `scheduleOnOwnerThread`, whose callers have checked `isCurrent`). Subclasses hold only immutable or
-    // locked state, or state confined to the scheduler's thread in the same way.
+open class CoalescingScheduler: @unchecked Sendable {
+    // @unchecked Sendable: all mutable state of the base is in `queue`, behind a lock, except
+    // `turnDepth`, `ownerWaiting`, `ownerTurnRequested` and `turnSerial`, which are touched only on the
+    // scheduler's own thread (in `runTurn`, which asserts it, and in `scheduleOnOwnerThread`, whose callers
+    // have checked `isCurrent`). The shipped subclasses hold only immutable or locked state, or state
+    // confined to the scheduler's thread in the same way; a user's subclass must do the same (its
+    // declaration repeats `@unchecked Sendable` and says so).
     // The confined properties are `@exclusivity(unchecked)`: only one thread ever touches them, and no
     // mutation of them calls out to other code, so the dynamic exclusivity checks (a thread-local lookup
     // on every access, measured at ~10% of a large fan-out) can never fire.
@@ -35,6 +67,7 @@ public class CoalescingScheduler: @unchecked Sendable {
     }
 
     private let queue = Locked(Queue())
+    private let owner = ThreadIdentity.current
     /// Clients scheduled on the scheduler's own thread: no lock needed (confined to that thread).
     @exclusivity(unchecked) private nonisolated(unsafe) var ownerWaiting: [any TurnClient] = []
     @exclusivity(unchecked) private nonisolated(unsafe) var ownerTurnRequested = false
@@ -43,36 +76,71 @@ public class CoalescingScheduler: @unchecked Sendable {
     /// Nesting depth of `runTurn` on the scheduler's thread (a handler may run a nested loop).
     @exclusivity(unchecked) private nonisolated(unsafe) var turnDepth = 0
 
-    init() {}
+    /// Creates a scheduler whose turns run on the calling thread (see ``isCurrent``).
+    public init() {}
 
-    /// Whether the calling thread is the one this scheduler delivers on.
-    public var isCurrent: Bool { preconditionFailure("CoalescingScheduler is abstract") }
+    // MARK: What a scheduler says about itself (override these)
 
-    /// The mode the scheduler's run loop is running in right now, or `nil` outside a running loop.
+    /// Whether the calling thread is the one this scheduler's turns run on.
     ///
-    /// Read it on the scheduler's thread. A ``DispatchMainScheduler`` has no modes and answers `nil`.
-    public var currentMode: RunLoop.Mode? { nil }
+    /// By default, the thread that created the scheduler. Any thread may ask.
+    open var isCurrent: Bool { owner.isCurrent }
+
+    /// Whether turns are the main thread's cycles, or stand in for them (a test's manual scheduler):
+    /// what `ViewUpdatingContext` requires of its scheduler. `false` by default.
+    open var isMainThreadScheduler: Bool { false }
+
+    /// The mode the scheduler's thread is running in right now, or `nil` outside a running loop (or for
+    /// a scheduler without modes). Read it on the scheduler's thread. `nil` by default.
+    open var currentMode: RunLoop.Mode? { nil }
+
+    /// Whether `mode` is one of the common modes: work registered for `.common` runs in its turns.
+    /// By default `.default` and `.common` are.
+    open func isCommon(_ mode: RunLoop.Mode) -> Bool { mode == .default || mode == .common }
+
+    /// Called when work asks for `modes` other than the default one, before it is scheduled: make sure
+    /// turns happen in them (a run loop adds its observer to those modes). Does nothing by default.
+    open func prepare(modes: [RunLoop.Mode]) {}
+
+    /// Called when a turn is needed and none has been asked for since the last one began: arrange for
+    /// ``runTurn(mode:)`` to be called soon on the scheduler's thread. Any thread calls it.
+    ///
+    /// - Parameter insideTurn: `true` when asked on the scheduler's thread from inside a turn (a handler
+    ///   scheduled more work): the turn under way will not pick it up, so the thread must not sleep
+    ///   before another turn.
+    ///
+    /// Does nothing by default: right for a scheduler that turns on its own clock anyway.
+    open func requestTurn(insideTurn: Bool) {}
+
+    // MARK: Turning
+
+    /// Runs one turn in `mode` on the scheduler's thread: every context that asked for a turn delivers
+    /// what the mode admits.
+    ///
+    /// - Parameter mode: The mode of the turn; `nil` admits work of every mode.
+    /// - Returns: How many clients were called (0 for a turn that found nothing to do).
+    ///
+    /// > Important: Call it only on the scheduler's thread (a precondition checks ``isCurrent``). Work that
+    /// > a handler schedules during the turn waits for the next one.
+    @discardableResult
+    public final func runTurn(mode: RunLoop.Mode? = nil) -> Int {
+        precondition(isCurrent, "CoalescingScheduler.runTurn(mode:) called off the scheduler's thread")
+        return runTurn(mode: mode, isCommonMode: mode.map(isCommon) ?? true)
+    }
 
     /// Whether work is waiting for a turn (including work parked until one of its modes turns).
     ///
     /// Read it on the scheduler's thread for an exact answer (work scheduled there is not locked).
-    public var hasPendingWork: Bool {
+    public final var hasPendingWork: Bool {
         queue.withLock { !$0.waiting.isEmpty } || (isCurrent && !ownerWaiting.isEmpty)
     }
 
     /// Whether a turn has been asked for and not yet run: work that the next turn will do.
-    var hasWaitingWork: Bool {
+    package final var hasRequestedTurn: Bool {
         queue.withLock { $0.turnRequested } || (isCurrent && ownerTurnRequested)
     }
 
-    /// Whether `mode` counts as one of the common modes here.
-    func isCommon(_ mode: RunLoop.Mode) -> Bool { mode == .default || mode == .common }
-
-    /// Makes sure turns happen in `modes` (a run loop adds its observer to custom modes).
-    func prepare(modes: [RunLoop.Mode]) {}
-
-    /// Called after `client` was added to an empty waiting list; asks for a turn if none will come.
-    func requestTurn(insideTurn: Bool) {}
+    // MARK: Clients (the package's contexts)
 
     /// Registers `client` for the next turn and asks for one; with `nil`, only asks for a turn.
     ///
@@ -104,7 +172,7 @@ public class CoalescingScheduler: @unchecked Sendable {
     /// called again at every later turn, but does not by itself ask for one.
     /// - Returns: How many clients were called.
     @discardableResult
-    final func runTurn(mode: RunLoop.Mode?, isCommonMode: Bool) -> Int {
+    package final func runTurn(mode: RunLoop.Mode?, isCommonMode: Bool) -> Int {
         // Take the owner thread's list by swapping, and give its buffer back afterwards: a large fan-out
         // then reuses one allocation turn after turn instead of growing a new array every cycle.
         var owned: [any TurnClient] = []

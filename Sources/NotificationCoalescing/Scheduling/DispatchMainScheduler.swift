@@ -24,15 +24,17 @@ public final class DispatchMainScheduler: CoalescingScheduler, @unchecked Sendab
         super.init()
     }
 
+    public override var isMainThreadScheduler: Bool { true }
+
     /// True inside any block the main queue runs, and on the main thread.
     public override var isCurrent: Bool {
         // The queue marker first: under `dispatchMain()` main-queue blocks run on other threads, and the
-        // first thread has exited. `Thread.isMainThread` (not a cached identity, which a new thread could
-        // reuse there) covers code running on the main thread outside a main-queue block.
-        DispatchQueue.getSpecific(key: Self.marker) == true || Thread.isMainThread
+        // first thread has exited. The main-thread check covers code running on the main thread outside
+        // a main-queue block.
+        DispatchQueue.getSpecific(key: Self.marker) == true || ThreadIdentity.isMainThread
     }
 
-    override func requestTurn(insideTurn: Bool) {
+    public override func requestTurn(insideTurn: Bool) {
         DispatchQueue.main.async { [self] in
             runTurn(mode: nil, isCommonMode: true)
         }

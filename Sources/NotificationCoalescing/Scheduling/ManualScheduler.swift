@@ -7,18 +7,37 @@ import Foundation
 /// let context = NotificationCoalescingContext(scheduler: scheduler)
 /// context.enqueue(Notification(name: .init("a")))
 /// context.enqueue(Notification(name: .init("a")))
-/// scheduler.turn()   // "a" is posted once, here, on this thread
+/// scheduler.turn()            // "a" is posted once, here, on this thread
+/// try scheduler.expectIdle()  // and nothing is left waiting
 /// ```
+///
+/// Like swift-nio's `EmbeddedEventLoop` and swift-clocks' `TestClock`, it insists on idleness: end a
+/// test with ``expectIdle()``, and ``runUntilIdle(mode:maxTurns:)`` throws when it gives up with work
+/// still pending instead of returning quietly.
+///
+/// It stands in for the main thread (``isMainThreadScheduler`` is `true`), so a `ViewUpdatingContext`
+/// accepts it; its updaters then run on the thread that turns it.
 ///
 /// > Important: A manual scheduler belongs to the thread that creates it: turn it, and call
 /// > synchronous APIs such as `.now` posts or `update()`, on that thread. Other threads may schedule
 /// > work at any time; it waits for the next ``turn(mode:)``.
 public final class ManualScheduler: CoalescingScheduler, @unchecked Sendable {
-    // @unchecked Sendable: `owner` and `commonModes` are immutable; `mode` is written and read only on
-    // the owner thread (turns and `currentMode` assert it).
-    private let owner = ThreadIdentity.current
+    // @unchecked Sendable: `commonModes` is immutable; `mode` is written and read only on the owner
+    // thread (turns assert it, and `currentMode` answers `nil` elsewhere).
     private let commonModes: Set<RunLoop.Mode>
     private nonisolated(unsafe) var mode: RunLoop.Mode?
+
+    /// Work was still waiting when a manual scheduler was expected to be idle.
+    public struct NotIdle: Error, CustomStringConvertible {
+        /// How many turns were run before giving up (0 for ``ManualScheduler/expectIdle()``).
+        public let turns: Int
+
+        public var description: String {
+            turns == 0
+                ? "ManualScheduler: work is still waiting for a turn"
+                : "ManualScheduler: work was still waiting after \(turns) turns (does a handler reschedule itself?)"
+        }
+    }
 
     /// Creates a scheduler owned by the calling thread.
     ///
@@ -28,12 +47,12 @@ public final class ManualScheduler: CoalescingScheduler, @unchecked Sendable {
         super.init()
     }
 
-    public override var isCurrent: Bool { owner.isCurrent }
+    public override var isMainThreadScheduler: Bool { true }
 
     /// The mode of the turn under way, or `nil` outside ``turn(mode:)`` ("no running loop").
     public override var currentMode: RunLoop.Mode? { isCurrent ? mode : nil }
 
-    override func isCommon(_ mode: RunLoop.Mode) -> Bool { commonModes.contains(mode) || mode == .common }
+    public override func isCommon(_ mode: RunLoop.Mode) -> Bool { commonModes.contains(mode) || mode == .common }
 
     /// Runs one turn in `mode`: every context with pending work delivers what that mode admits.
     ///
@@ -41,28 +60,38 @@ public final class ManualScheduler: CoalescingScheduler, @unchecked Sendable {
     /// - Returns: How many clients had work waiting (0 when the turn found nothing to do).
     @discardableResult
     public func turn(mode: RunLoop.Mode = .default) -> Int {
-        precondition(
-            owner.isCurrent, "ManualScheduler.turn(mode:) must be called on the thread that created the scheduler")
+        precondition(isCurrent, "ManualScheduler.turn(mode:) must be called on the thread that created the scheduler")
         let outer = self.mode
         self.mode = mode
         defer { self.mode = outer }
         return runTurn(mode: mode, isCommonMode: isCommon(mode))
     }
 
-    /// Turns until no work is waiting, at most `maxTurns` times.
+    /// Whether nothing waits for a turn: no turn has been asked for, and no work is parked for a mode
+    /// that no turn has admitted yet. Read it on the scheduler's thread.
+    public var isIdle: Bool { !hasRequestedTurn && !hasPendingWork }
+
+    /// Throws ``NotIdle`` unless ``isIdle``: call it at the end of a test, on the scheduler's thread.
+    public func expectIdle() throws {
+        if !isIdle { throw NotIdle(turns: 0) }
+    }
+
+    /// Turns in `mode` until no turn is asked for, at most `maxTurns` times.
     ///
-    /// - Returns: The number of turns taken. It equals `maxTurns` only when work kept coming back
-    ///
-    ///   (a handler re-enqueueing itself every turn), which this bound turns from a hang into a result.
+    /// Work parked for a mode that `mode` does not admit stays parked (it does not ask for turns); turn
+    /// in its mode to deliver it.
+    /// - Returns: The number of turns taken (0 when no turn was asked for).
+    /// - Throws: ``NotIdle`` when work was still asking for a turn after `maxTurns` turns (a handler that
+    ///   reschedules itself every turn): a hang turned into a failure.
     @discardableResult
-    public func runUntilIdle(mode: RunLoop.Mode = .default, maxTurns: Int = 1_000) -> Int {
+    public func runUntilIdle(mode: RunLoop.Mode = .default, maxTurns: Int = 1_000) throws -> Int {
         precondition(maxTurns > 0, "ManualScheduler.runUntilIdle(maxTurns:) needs maxTurns > 0")
         var turns = 0
-        guard hasPendingWork else { return 0 }
-        repeat {
+        while hasRequestedTurn {
+            guard turns < maxTurns else { throw NotIdle(turns: turns) }
             turn(mode: mode)
             turns += 1
-        } while turns < maxTurns && hasWaitingWork
+        }
         return turns
     }
 }
