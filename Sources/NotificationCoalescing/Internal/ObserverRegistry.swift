@@ -16,13 +16,16 @@ package final class ObserverRegistry: Sendable {
         _ handler: @escaping (NotificationObserver, Notification) -> Void
     ) -> NotificationObserver {
         let token = NotificationObserver()
-        let call = HandlerBox(handler)
+        let box = HandlerBox(handler)
         let registration = center.addObserver(forName: name, object: object, queue: nil) { note in
-            call.handler(token, note)
+            box.call(token, note)
         }
         let held = RegistrationBox(registration)
         tokens.withLock { _ = $0.insert(token) }
         token.attach { [weak self, center] in
+            // First the handler: a post under way (the center calls a snapshot of its observers) must not
+            // call it after this, and what it captured goes now, not when the center lets the block go.
+            box.clear()
             center.removeObserver(held.registration)
             self?.tokens.withLock { _ = $0.remove(token) }
         }
@@ -54,13 +57,35 @@ package final class ObserverRegistry: Sendable {
     }
 }
 
-/// Carries a plain (non-`@Sendable`) handler into `NotificationCenter`'s `@Sendable` block.
-private struct HandlerBox: @unchecked Sendable {
-    // @unchecked Sendable: the contract of the observing APIs is that a handler runs on the thread that
-    // posts; the box only moves the closure into the center and never calls it anywhere else. A
-    // coalescing context posts only on its owner's thread, so its handlers stay on one thread.
-    let handler: (NotificationObserver, Notification) -> Void
-    init(_ handler: @escaping (NotificationObserver, Notification) -> Void) { self.handler = handler }
+/// Carries a plain (non-`@Sendable`) handler into `NotificationCenter`'s `@Sendable` block, and lets
+/// removal take it back: once ``clear()`` has returned, ``call(_:_:)`` never starts the handler again.
+///
+/// The non-`Sendable` handler crosses threads only inside `Locked` (whose `@unchecked Sendable` covers
+/// it): the box hands it to the posting thread, which is where the observing APIs promise it runs.
+private final class HandlerBox: Sendable {
+    private let handler: Locked<((NotificationObserver, Notification) -> Void)?>
+
+    init(_ handler: @escaping (NotificationObserver, Notification) -> Void) {
+        self.handler = Locked(handler)
+    }
+
+    /// Calls the handler, outside the lock, unless it was removed.
+    ///
+    /// The handler runs on the posting thread: that is the contract of the observing APIs. A coalescing
+    /// context posts only on its owner's thread, so its handlers stay on one thread.
+    func call(_ token: NotificationObserver, _ note: Notification) {
+        guard let handler = handler.withLock({ $0 }) else { return }
+        handler(token, note)
+    }
+
+    /// Drops the handler (and what it captured, released here, outside the lock).
+    func clear() {
+        let dropped = handler.withLock { handler -> ((NotificationObserver, Notification) -> Void)? in
+            defer { handler = nil }
+            return handler
+        }
+        _ = dropped
+    }
 }
 
 /// Carries the center's opaque registration object into the token's `@Sendable` removal closure.

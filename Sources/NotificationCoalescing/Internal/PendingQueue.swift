@@ -43,6 +43,10 @@ package struct PendingNotification {
 /// positions are skipped and dropped when their list is next used, so every position is visited a
 /// bounded number of times and an enqueue costs O(1) amortized, however many notifications are held.
 ///
+/// Memory follows what is held, not how many enqueues there were: when emptied slots outnumber the
+/// held ones, the slots and the indexes are rebuilt from what is held (O(held), after at least as many
+/// enqueues, so still O(1) amortized).
+///
 /// The (name, sender) index serves the default mask and always exists. The name-only and sender-only
 /// indexes are built the first time a mask needs them, so the default path maintains one dictionary.
 package struct PendingQueue {
@@ -107,6 +111,27 @@ package struct PendingQueue {
             .append(position)
         if byName != nil { byName![pending.notification.name, default: []].append(position) }
         if bySender != nil { bySender![pending.sender, default: []].append(position) }
+        if slots.count >= Self.compactionThreshold && slots.count > 2 * count { compact() }
+    }
+
+    /// Below this many slots, emptied ones are left until the next turn takes everything.
+    static let compactionThreshold = 64
+
+    /// How many slots (held and emptied) the queue keeps: bounded by about twice what is held.
+    package var slotCount: Int { slots.count }
+
+    /// Rebuilds the slots and the indexes from the held notifications, in order.
+    private mutating func compact() {
+        let held = slots.compactMap { $0 }
+        let hadName = byName != nil
+        let hadSender = bySender != nil
+        slots = []
+        slots.reserveCapacity(held.count * 2)
+        byNameAndSender = [:]
+        byName = hadName ? [:] : nil
+        bySender = hadSender ? [:] : nil
+        count = 0
+        for pending in held { append(pending) }
     }
 
     /// Takes out every held notification that `admits` accepts: first the `.asap` ones, then the
