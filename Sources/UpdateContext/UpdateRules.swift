@@ -15,13 +15,16 @@
 /// | `endOfCycle()` | if scheduled, deliver once |
 ///
 /// While suspended nothing is delivered: requests (and `update`) are kept, and `resume` delivers them
-/// once. A `true` that would flush early leaves `f == false` instead, so that changes requested as
-/// non-animated never animate.
+/// once (as a forced delivery when an `update` was kept: ``isForced``). A `true` that would flush
+/// early leaves `f == false` instead, so that changes requested as non-animated never animate.
 struct UpdateRules: Equatable, Sendable {
     /// The pending explicit flag, `f`.
     private(set) var pendingFlag: Bool?
     /// Whether a delivery is due at the end of the cycle (or on resume, while suspended).
     private(set) var isScheduled = false
+    /// Whether the scheduled delivery stands for an `update()` kept while suspended: a forced delivery,
+    /// which renders even what has not changed.
+    private(set) var isForced = false
     /// Nesting depth of `suspend()`; 32 bits keep the whole value in 8 bytes.
     private(set) var suspensions: Int32 = 0
 
@@ -63,6 +66,7 @@ struct UpdateRules: Equatable, Sendable {
         if let flag { pendingFlag = flag }
         if isSuspended {
             isScheduled = true
+            isForced = true
             return nil
         }
         return deliver(defaultAnimated)
@@ -95,6 +99,7 @@ struct UpdateRules: Equatable, Sendable {
         let value = pendingFlag ?? defaultAnimated
         pendingFlag = nil
         isScheduled = false
+        isForced = false
         return value
     }
 }

@@ -46,64 +46,65 @@ import NotificationCoalescing
 /// > precondition says so). A request made while updaters run is delivered once, in a later cycle,
 /// > never recursively.
 ///
-/// The context does not keep its owner alive (capture `[weak self]` in updaters). Released with an
-/// update pending, it delivers nothing.
+/// The context does not keep its owner alive (capture `[weak self]` in updaters). Released — even
+/// inside one of its own updaters — it delivers nothing more and frees its updaters at once.
 public final class ViewUpdatingContext: Sendable {
     /// The token ``onUpdate(_:)`` returns; `remove()` removes that updater.
     public typealias ViewUpdater = NotificationObserver
 
-    let core: UpdateCore
+    let storage: UpdateStorage
     private let refreshEvents: [Notification.Name]
     private let refreshCenter: NotificationCenter
 
     /// The flag a delivery uses when no request gave an explicit one. Any thread.
     public var animated: Bool {
-        get { core.animated }
-        set { core.animated = newValue }
+        get { storage.animated }
+        set { storage.animated = newValue }
     }
 
-    /// Creates a context delivering at the end of each main run-loop cycle.
+    /// Creates a context delivering at the end of each main run-loop cycle (or of another scheduler's).
     ///
-    /// - Parameters:
-    ///   - animated: The default flag (``animated``).
-    public convenience init(animated: Bool = false) {
-        self.init(animated: animated, scheduler: .mainRunLoop)
-    }
-
-    /// Creates a context with a chosen scheduler and lifecycle events.
+    /// ```swift
+    /// let context = ViewUpdatingContext(animated: true)
+    /// let quiet = ViewUpdatingContext(refreshEvents: [])    // no lifecycle refresh
+    /// ```
     ///
     /// - Parameters:
     ///   - animated: The default flag (``animated``).
     ///   - scheduler: When a cycle ends: `.mainRunLoop` (the default, for apps and XCTest),
-    ///     `.dispatchMain` for programs whose main thread runs `dispatchMain()` or an `async` main, or a
+    ///     `.dispatchMain` for programs whose main thread runs `dispatchMain()` or an `async` main, a
     ///     `ManualScheduler` that a test turns by hand (it then stands in for the main thread: updaters
-    ///     run on the thread that turns it). A scheduler of another thread's run loop is a programming
-    ///     error.
-    ///   - refreshEvents: Notifications that force an ``update(animated:)`` when posted, on the main thread
-    ///     at once, or in the next cycle when posted elsewhere. Empty to observe nothing.
+    ///     run on the thread that turns it), or your own `CoalescingScheduler` subclass. It must say that
+    ///     its turns are the main thread's cycles (`isMainThreadScheduler`); any other is a programming
+    ///     error, stopped by a precondition.
+    ///   - refreshEvents: Notifications that force an ``update(animated:)`` when posted: at once when
+    ///     posted on the main thread, in the next cycle when posted elsewhere (several posted together
+    ///     deliver once). Empty to observe nothing.
     ///   - center: The center the refresh events are observed on.
     public init(
         animated: Bool = false,
-        scheduler: CoalescingScheduler,
+        scheduler: CoalescingScheduler = .mainRunLoop,
         refreshEvents: [Notification.Name] = ViewUpdatingContext.defaultRefreshEvents,
         center: NotificationCenter = .default
     ) {
         precondition(
-            scheduler === RunLoopScheduler.main || scheduler is DispatchMainScheduler || scheduler is ManualScheduler,
-            "ViewUpdatingContext needs a main-thread scheduler (.mainRunLoop, .dispatchMain) or a ManualScheduler")
-        let core = UpdateCore(animated: animated, scheduler: scheduler)
-        self.core = core
+            scheduler.isMainThreadScheduler,
+            "ViewUpdatingContext needs a scheduler whose turns are the main thread's cycles "
+                + "(.mainRunLoop, .dispatchMain, a ManualScheduler, or one whose isMainThreadScheduler is true); "
+                + "got \(type(of: scheduler))")
+        let storage = UpdateStorage(animated: animated, scheduler: scheduler)
+        self.storage = storage
         self.refreshEvents = refreshEvents
         refreshCenter = center
         if !refreshEvents.isEmpty {
-            RefreshHub.join(core, names: refreshEvents, center: center)
+            RefreshHub.join(storage, names: refreshEvents, center: center)
         }
     }
 
     deinit {
-        core.cancel()
+        storage.cancel()
         if !refreshEvents.isEmpty {
-            RefreshHub.leave(core, names: refreshEvents, center: refreshCenter)
+            RefreshHub.leave(storage, names: refreshEvents, center: refreshCenter)
         }
     }
 
@@ -114,23 +115,29 @@ public final class ViewUpdatingContext: Sendable {
     /// closure written in a main-actor context (a view controller) may call main-actor methods, since it
     /// is only ever called on the main thread.
     ///
+    /// Removal is final: once the token's `remove()` (or ``removeUpdaters()``, or the context's release)
+    /// has returned, the updater is never called again — not even later in a delivery under way — and
+    /// what it captured is released at once. An updater added during a delivery first runs in the next.
+    ///
     /// - Returns: A token; `remove()` removes this updater (any thread).
     @discardableResult
     public func onUpdate(_ closure: @escaping (_ animated: Bool) -> Void) -> ViewUpdater {
-        let id = core.addUpdater(closure)
-        // The token holds the core strongly, not weakly: a weak reference would give the core a side
-        // table, which sends every retain and release of it down the runtime's slow path (measured: two
-        // thirds of a fan-out's time). The core is small, and without its context it delivers nothing.
-        return ViewUpdater { [core] in core.removeUpdater(id) }
+        let id = storage.addUpdater(closure)
+        // The token holds the storage strongly, not weakly: a weak reference would give the storage a
+        // side table, which sends every retain and release of it down the runtime's slow path (measured:
+        // two thirds of a fan-out's time). The storage is small, and without its context it delivers
+        // nothing and holds no updater.
+        return ViewUpdater { [storage] in storage.removeUpdater(id) }
     }
 
-    /// Removes every updater. Pending requests stay pending (and deliver to nobody).
+    /// Removes every updater, at once and for good (see ``onUpdate(_:)``). Pending requests stay pending
+    /// (and deliver to nobody). Any thread.
     public func removeUpdaters() {
-        core.removeAllUpdaters()
+        storage.removeAllUpdaters()
     }
 
     /// How many updaters are registered.
-    public var updaterCount: Int { core.updaterCount }
+    public var updaterCount: Int { storage.updaterCount }
 
     /// Asks for one update at the end of this cycle; any number of requests produce one delivery.
     ///
@@ -141,7 +148,7 @@ public final class ViewUpdatingContext: Sendable {
     /// Any thread. On the main thread, a request on a context that already has an update pending with the
     /// same flag takes no lock, allocates nothing and posts nothing.
     public func setNeedsUpdate(animated: Bool? = nil) {
-        core.setNeedsUpdate(animated)
+        storage.setNeedsUpdate(animated)
     }
 
     /// Delivers at once (synchronously) and cancels the update scheduled for the end of the cycle.
@@ -152,14 +159,14 @@ public final class ViewUpdatingContext: Sendable {
     /// > Important: Main thread only. Called from inside an updater it does not recurse: the update is
     /// > done in a later cycle. While suspended, it is kept until ``resume()``.
     public func update(animated: Bool? = nil) {
-        core.update(animated)
+        storage.update(animated)
     }
 
     /// Delivers at once if an update is pending, like `layoutIfNeeded()`; otherwise does nothing.
     ///
     /// Main thread only.
     public func updateIfNeeded() {
-        core.updateIfNeeded()
+        storage.updateIfNeeded()
     }
 
     /// Whether an update is pending (requested and not yet delivered).
@@ -167,21 +174,21 @@ public final class ViewUpdatingContext: Sendable {
     /// Exact on the main thread. From another thread it is a snapshot that may change at once (the main
     /// thread may deliver right after); it includes requests made there that the main thread has not
     /// applied yet.
-    public var isUpdatePending: Bool { core.isUpdatePending }
+    public var isUpdatePending: Bool { storage.isUpdatePending }
 
     /// Stops deliveries, for a view that is off screen. Requests are kept; ``resume()`` delivers them once.
     ///
     /// Calls nest: each `suspend()` needs one `resume()`. Main thread only.
     public func suspend() {
-        core.suspend()
+        storage.suspend()
     }
 
     /// Ends one ``suspend()``; when the last one ends, delivers at once what was requested meanwhile
     /// (once, with the flag the rules give). Main thread only; more resumes than suspends is an error.
     public func resume() {
-        core.resume()
+        storage.resume()
     }
 
     /// Whether deliveries are suspended. Main thread only.
-    public var isSuspended: Bool { core.isSuspended }
+    public var isSuspended: Bool { storage.isSuspended }
 }

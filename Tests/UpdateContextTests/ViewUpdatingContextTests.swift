@@ -20,6 +20,7 @@ final class ViewUpdatingContextTests: XCTestCase {
     override func tearDown() {
         if let context, !context.isSuspended {
             XCTAssertFalse(context.isUpdatePending, "left pending")
+            XCTAssertNoThrow(try scheduler.expectIdle(), "a turn is still asked for")
         }
         context = nil
         scheduler = nil

@@ -19,7 +19,7 @@ final class RefreshHub: @unchecked Sendable {
     private static let hubs = Locked<[Key: RefreshHub]>([:])
 
     private let center: NotificationCenter
-    private var members: [ObjectIdentifier: UpdateCore] = [:]
+    private var members: [ObjectIdentifier: UpdateStorage] = [:]
     private var observation: (any NSObjectProtocol)?
 
     private init(center: NotificationCenter) {
@@ -27,7 +27,7 @@ final class RefreshHub: @unchecked Sendable {
     }
 
     /// Makes `core` refresh whenever one of `names` is posted on `center`.
-    static func join(_ core: UpdateCore, names: [Notification.Name], center: NotificationCenter) {
+    static func join(_ core: UpdateStorage, names: [Notification.Name], center: NotificationCenter) {
         hubs.withLock { hubs in
             for name in names {
                 let key = Key(center: ObjectIdentifier(center), name: name)
@@ -49,7 +49,7 @@ final class RefreshHub: @unchecked Sendable {
     }
 
     /// Undoes ``join(_:names:center:)``.
-    static func leave(_ core: UpdateCore, names: [Notification.Name], center: NotificationCenter) {
+    static func leave(_ core: UpdateStorage, names: [Notification.Name], center: NotificationCenter) {
         hubs.withLock { hubs in
             for name in names {
                 let key = Key(center: ObjectIdentifier(center), name: name)

@@ -9,7 +9,7 @@ import NotificationCoalescing
 /// table and slow every retain of it.
 final class UpdateLink: Sendable {
     private struct State {
-        var core: UpdateCore?
+        var core: UpdateStorage?
         var tasks: [UInt64: Task<Void, Never>] = [:]
         var nextTask: UInt64 = 0
         /// Tasks that finished before ``register(_:key:)`` saw them.
@@ -18,7 +18,7 @@ final class UpdateLink: Sendable {
 
     private let state: Locked<State>
 
-    init(_ core: UpdateCore) {
+    init(_ core: UpdateStorage) {
         state = Locked(State(core: core))
     }
 

@@ -1,19 +1,22 @@
 /// A running ``ViewUpdatingContext/setNeedsUpdate(on:animated:)``: ``cancel()`` stops it.
 public final class UpdateSubscription: Sendable {
-    private let task: Task<Void, Never>?
+    private let task: Task<Void, Never>
+    private let link: UpdateLink
 
-    init(task: Task<Void, Never>?) {
+    init(task: Task<Void, Never>, link: UpdateLink) {
         self.task = task
+        self.link = link
     }
 
     /// Stops requesting updates. Idempotent, any thread.
     public func cancel() {
-        task?.cancel()
+        task.cancel()
     }
 
-    /// Whether ``cancel()`` was called, or the context was released.
+    /// Whether ``cancel()`` was called, or the context was released (whether or not the sequence had
+    /// already finished). Any thread.
     public var isCancelled: Bool {
-        task?.isCancelled ?? true
+        task.isCancelled || link.isCut
     }
 }
 
@@ -24,19 +27,21 @@ extension ViewUpdatingContext {
     /// a notification or a value stream. Requests coalesce like any other.
     ///
     /// ```swift
-    /// let subscription = context.setNeedsUpdate(on: NotificationCenter.default.notifications(named: .modelDidChange))
+    /// let (changes, continuation) = AsyncStream.makeStream(of: Int.self)
+    /// let subscription = context.setNeedsUpdate(on: changes)
+    /// continuation.yield(1)     // from any thread: one coalesced request
     /// ```
     ///
     /// - Parameters:
-    ///   - sequence: The sequence to follow (`Sendable`: `AsyncStream`, `Observations`, a center's
-    ///     `notifications(named:)`…). It is iterated on a task of its own, off the main thread.
+    ///   - sequence: The sequence to follow (`Sendable`: `AsyncStream`, `Observations`, on Apple platforms
+    ///     a center's `notifications(named:)`…). It is iterated on a task of its own, off the main thread.
     ///   - animated: The flag of each request.
     /// - Returns: A subscription whose ``UpdateSubscription/cancel()`` stops following the sequence.
     ///   It also ends by itself when the sequence finishes (or throws) and when this context is released.
     @discardableResult
     public func setNeedsUpdate<S: AsyncSequence & Sendable>(on sequence: S, animated: Bool? = nil) -> UpdateSubscription
     {
-        let link = core.link
+        let link = storage.link
         let key = link.reserveKey()
         let task = Task.detached {
             defer { link.finished(key) }
@@ -50,11 +55,11 @@ extension ViewUpdatingContext {
             }
         }
         link.register(task, key: key)
-        return UpdateSubscription(task: task)
+        return UpdateSubscription(task: task, link: link)
     }
 
     /// How many ``setNeedsUpdate(on:animated:)`` subscriptions are still running.
     public var runningSubscriptions: Int {
-        core.runningSubscriptions
+        storage.runningSubscriptions
     }
 }

@@ -1,0 +1,186 @@
+/// One request, as it waits in the inbox (made off the main thread, or while updaters run).
+enum UpdateRequest: Equatable, Sendable {
+    case setNeedsUpdate(Bool?)
+    case update(Bool?)
+}
+
+/// What one delivery passes to the updaters.
+struct Delivery: Equatable, Sendable {
+    /// The flag every updater gets.
+    var animated: Bool
+    /// Whether it was asked for by `update()` (or a lifecycle refresh): it renders even what has not
+    /// changed. End-of-cycle deliveries and early non-animated flushes are not forced.
+    var isForced: Bool
+}
+
+/// The lifecycle of one context on its main thread, as a pure value: the precedence rules
+/// (``UpdateRules``), whether the context is registered for a turn, whether a turn or a delivery is
+/// under way, and whether the context is gone. Every event returns the action the caller must take;
+/// the caller (``UpdateStorage``) performs it, outside any lock, and calls user code only there.
+///
+/// Modelled on swift-async-algorithms' `DebounceStateMachine`. Confined to the scheduler's thread.
+struct UpdateStateMachine {
+    /// What a request, `update()` or `resume()` asks of the caller.
+    enum Action: Equatable {
+        /// Nothing to do now (already scheduled, suspended, or the context is gone).
+        case none
+        /// Register with the scheduler for the end of this cycle.
+        case askForTurn
+        /// Deliver now (an early non-animated flush, or `update()`); when `askForTurn`, also register
+        /// for the end of this cycle (what the request scheduled after the flush).
+        case deliverNow(Delivery, askForTurn: Bool)
+        /// Updaters are running: put this request in the inbox, for a later cycle (never recursively).
+        case deferToInbox(UpdateRequest)
+    }
+
+    /// What a scheduler's turn asks of the caller.
+    enum TurnAction: Equatable {
+        /// Already ran in this turn (the context was listed twice): do nothing.
+        case skip
+        /// A nested run loop inside an updater: stay parked for the outer cycle.
+        case park
+        /// Drain the inbox (its requests are applied inside the turn), then call ``turnEnded(defaultAnimated:)``.
+        case run
+    }
+
+    private(set) var rules = UpdateRules()
+    /// Whether the context is in the scheduler's own-thread list for the next turn.
+    private(set) var isTurnAsked = false
+    /// Whether a turn is applying the inbox: requests then need no turn of their own, this turn's end
+    /// delivers them ("all requests made before a cycle begins are delivered by that cycle as one").
+    private(set) var isInTurn = false
+    /// The delivery under way (updaters are running), if any.
+    private(set) var delivering: Delivery?
+    /// The serial of the last turn this context ran in (0: none).
+    private(set) var lastTurn: UInt64 = 0
+    private(set) var isCancelled = false
+
+    var isDelivering: Bool { delivering != nil }
+
+    /// Whether `setNeedsUpdate(animated: flag)` would change nothing: the lock-free fast path.
+    @inline(__always)
+    func isNoOp(_ flag: Bool?) -> Bool {
+        delivering == nil && rules.isNoOp(flag)
+    }
+
+    // MARK: Requests
+
+    /// `setNeedsUpdate(animated: flag)` on the main thread (or applied from the inbox).
+    mutating func setNeedsUpdate(_ flag: Bool?) -> Action {
+        if isCancelled { return .none }
+        if delivering != nil { return .deferToInbox(.setNeedsUpdate(flag)) }
+        let outcome = rules.request(flag)
+        let ask = outcome.needsTurn && !isInTurn && !isTurnAsked
+        if ask { isTurnAsked = true }
+        if let value = outcome.deliverNow {
+            return .deliverNow(Delivery(animated: value, isForced: false), askForTurn: ask)
+        }
+        return ask ? .askForTurn : .none
+    }
+
+    /// `update(animated: flag)`, or a lifecycle refresh (`flag == nil`).
+    mutating func update(_ flag: Bool?, defaultAnimated: Bool) -> Action {
+        if isCancelled { return .none }
+        if delivering != nil { return .deferToInbox(.update(flag)) }
+        guard let value = rules.update(flag, defaultAnimated: defaultAnimated) else { return .none }
+        return .deliverNow(Delivery(animated: value, isForced: true), askForTurn: false)
+    }
+
+    /// One request from the inbox.
+    mutating func apply(_ request: UpdateRequest, defaultAnimated: Bool) -> Action {
+        switch request {
+        case .setNeedsUpdate(let flag): setNeedsUpdate(flag)
+        case .update(let flag): update(flag, defaultAnimated: defaultAnimated)
+        }
+    }
+
+    /// `updateIfNeeded()`: what is scheduled, delivered now (nothing while updaters run).
+    mutating func updateIfNeeded(defaultAnimated: Bool) -> Delivery? {
+        if isCancelled || delivering != nil { return nil }
+        return endOfCycle(defaultAnimated: defaultAnimated)
+    }
+
+    mutating func suspend() {
+        rules.suspend()
+    }
+
+    /// Ends one suspension; the last one delivers what was kept (later, when updaters are running).
+    mutating func resume(defaultAnimated: Bool) -> Action {
+        let forced = rules.isForced
+        guard let value = rules.resume(defaultAnimated: defaultAnimated), !isCancelled else { return .none }
+        if delivering != nil { return .deferToInbox(.update(value)) }
+        return .deliverNow(Delivery(animated: value, isForced: forced), askForTurn: false)
+    }
+
+    // MARK: Turns and deliveries
+
+    mutating func turnBegan(serial: UInt64) -> TurnAction {
+        precondition(!isInTurn, "UpdateStateMachine: a turn began inside another turn's inbox (state: \(self))")
+        if delivering != nil { return .park }
+        if lastTurn == serial { return .skip }
+        lastTurn = serial
+        isTurnAsked = false
+        if isCancelled { return .skip }
+        isInTurn = true
+        return .run
+    }
+
+    /// The end of the cycle, after the inbox was applied: what to deliver, if anything is scheduled.
+    mutating func turnEnded(defaultAnimated: Bool) -> Delivery? {
+        precondition(isInTurn, "UpdateStateMachine: turnEnded outside a turn (state: \(self))")
+        isInTurn = false
+        if isCancelled { return nil }
+        return endOfCycle(defaultAnimated: defaultAnimated)
+    }
+
+    mutating func deliveryBegan(_ delivery: Delivery) {
+        precondition(delivering == nil, "UpdateStateMachine: a delivery began inside another (state: \(self))")
+        delivering = delivery
+    }
+
+    mutating func deliveryEnded() {
+        precondition(delivering != nil, "UpdateStateMachine: deliveryEnded with no delivery under way (state: \(self))")
+        delivering = nil
+    }
+
+    /// The context is gone: nothing is delivered or scheduled any more.
+    mutating func cancel() {
+        isCancelled = true
+        rules = UpdateRules()
+    }
+
+    private mutating func endOfCycle(defaultAnimated: Bool) -> Delivery? {
+        let forced = rules.isForced
+        guard let value = rules.endOfCycle(defaultAnimated: defaultAnimated) else { return nil }
+        return Delivery(animated: value, isForced: forced)
+    }
+
+    // MARK: The inbox
+
+    /// Adds `request` to `inbox` unless it changes nothing there, so that the inbox stays a handful of
+    /// entries however many requests other threads make between two cycles:
+    ///
+    /// - `setNeedsUpdate` after another one changes nothing when its flag is `nil` or the same.
+    /// - `false`, `true`, `false`, `true` delivers `n` at each `true`, at the same instant, showing the
+    ///   same state: the second pair adds nothing, so it collapses to `false`, `true`.
+    /// - A refresh (`update(nil)`) when one is already waiting collapses into it: both arrive together.
+    static func enqueue(_ request: UpdateRequest, into inbox: inout [UpdateRequest]) {
+        switch (inbox.last, request) {
+        case (.setNeedsUpdate?, .setNeedsUpdate(nil)):
+            return
+        case (.setNeedsUpdate(let last)?, .setNeedsUpdate(let flag)) where last == flag:
+            return
+        case (.setNeedsUpdate(false)?, .setNeedsUpdate(true)):
+            let count = inbox.count
+            if count >= 3, inbox[count - 3] == .setNeedsUpdate(false), inbox[count - 2] == .setNeedsUpdate(true) {
+                inbox.removeLast()  // … F T F + T → … F T
+                return
+            }
+        case (_, .update(nil)) where inbox.contains(.update(nil)):
+            return
+        default:
+            break
+        }
+        inbox.append(request)
+    }
+}

@@ -1,0 +1,119 @@
+import XCTest
+
+@testable import UpdateContext
+
+/// The lifecycle state machine on its own: every event and the action it returns.
+final class UpdateStateMachineTests: XCTestCase {
+    private let n = Delivery(animated: false, isForced: false)
+
+    func testTheFirstRequestOfACycleAsksForOneTurn() {
+        var machine = UpdateStateMachine()
+        XCTAssertEqual(machine.setNeedsUpdate(nil), .askForTurn)
+        XCTAssertTrue(machine.isTurnAsked)
+        XCTAssertTrue(machine.isNoOp(nil), "the fast path")
+        XCTAssertEqual(machine.setNeedsUpdate(nil), .none)
+        XCTAssertEqual(machine.setNeedsUpdate(false), .none)
+        XCTAssertEqual(machine.turnBegan(serial: 1), .run)
+        XCTAssertEqual(machine.turnEnded(defaultAnimated: true), n, "the explicit false wins over the default")
+        XCTAssertFalse(machine.isTurnAsked)
+    }
+
+    func testFalseThenTrueDeliversNowAndKeepsTheTurn() {
+        var machine = UpdateStateMachine()
+        XCTAssertEqual(machine.setNeedsUpdate(false), .askForTurn)
+        XCTAssertEqual(machine.setNeedsUpdate(true), .deliverNow(n, askForTurn: false), "already asked")
+        XCTAssertEqual(machine.turnBegan(serial: 7), .run)
+        XCTAssertEqual(machine.turnEnded(defaultAnimated: false), Delivery(animated: true, isForced: false))
+    }
+
+    func testUpdateIsAForcedDeliveryAndCancelsTheCycle() {
+        var machine = UpdateStateMachine()
+        _ = machine.setNeedsUpdate(true)
+        XCTAssertEqual(
+            machine.update(nil, defaultAnimated: false),
+            .deliverNow(Delivery(animated: true, isForced: true), askForTurn: false))
+        XCTAssertEqual(machine.turnBegan(serial: 1), .run)
+        XCTAssertNil(machine.turnEnded(defaultAnimated: false), "the scheduled delivery was cancelled")
+    }
+
+    func testRequestsWhileDeliveringGoToTheInbox() {
+        var machine = UpdateStateMachine()
+        machine.deliveryBegan(n)
+        XCTAssertFalse(machine.isNoOp(nil), "no fast path while updaters run")
+        XCTAssertEqual(machine.setNeedsUpdate(true), .deferToInbox(.setNeedsUpdate(true)))
+        XCTAssertEqual(machine.update(false, defaultAnimated: false), .deferToInbox(.update(false)))
+        XCTAssertEqual(machine.turnBegan(serial: 3), .park, "a nested run loop inside an updater")
+        machine.deliveryEnded()
+        XCTAssertEqual(machine.turnBegan(serial: 3), .run)
+        XCTAssertNil(machine.turnEnded(defaultAnimated: false))
+    }
+
+    func testInsideATurnTheInboxNeedsNoTurnOfItsOwn() {
+        var machine = UpdateStateMachine()
+        XCTAssertEqual(machine.turnBegan(serial: 1), .run)
+        XCTAssertEqual(machine.apply(.setNeedsUpdate(nil), defaultAnimated: false), .none, "this turn delivers it")
+        XCTAssertFalse(machine.isTurnAsked)
+        XCTAssertEqual(machine.turnEnded(defaultAnimated: false), n)
+    }
+
+    func testAContextListedTwiceInOneTurnRunsOnce() {
+        var machine = UpdateStateMachine()
+        _ = machine.setNeedsUpdate(nil)
+        XCTAssertEqual(machine.turnBegan(serial: 5), .run)
+        _ = machine.turnEnded(defaultAnimated: false)
+        XCTAssertEqual(machine.turnBegan(serial: 5), .skip)
+    }
+
+    func testAResumeKeptUpdateIsForced() {
+        var machine = UpdateStateMachine()
+        machine.suspend()
+        XCTAssertEqual(machine.update(nil, defaultAnimated: false), .none)
+        XCTAssertEqual(
+            machine.resume(defaultAnimated: true),
+            .deliverNow(Delivery(animated: true, isForced: true), askForTurn: false))
+        machine.suspend()
+        _ = machine.setNeedsUpdate(nil)
+        XCTAssertEqual(
+            machine.resume(defaultAnimated: false), .deliverNow(n, askForTurn: false), "a kept request is not forced")
+    }
+
+    func testACancelledMachineDoesNothing() {
+        var machine = UpdateStateMachine()
+        _ = machine.setNeedsUpdate(nil)
+        machine.cancel()
+        XCTAssertEqual(machine.setNeedsUpdate(true), .none)
+        XCTAssertEqual(machine.update(nil, defaultAnimated: false), .none)
+        XCTAssertEqual(machine.turnBegan(serial: 1), .skip)
+    }
+
+    // MARK: the inbox
+
+    private func inbox(_ requests: [UpdateRequest]) -> [UpdateRequest] {
+        var inbox: [UpdateRequest] = []
+        for request in requests { UpdateStateMachine.enqueue(request, into: &inbox) }
+        return inbox
+    }
+
+    func testTheInboxDropsWhatChangesNothing() {
+        XCTAssertEqual(
+            inbox([.setNeedsUpdate(nil), .setNeedsUpdate(nil), .setNeedsUpdate(nil)]), [.setNeedsUpdate(nil)])
+        XCTAssertEqual(
+            inbox([.setNeedsUpdate(true), .setNeedsUpdate(nil), .setNeedsUpdate(true)]), [.setNeedsUpdate(true)])
+        XCTAssertEqual(
+            inbox([.setNeedsUpdate(nil), .setNeedsUpdate(false)]), [.setNeedsUpdate(nil), .setNeedsUpdate(false)])
+    }
+
+    func testTheInboxStaysSmallUnderAlternatingFlags() {
+        let requests = (0..<10_000).map { UpdateRequest.setNeedsUpdate($0 % 2 == 1) }
+        let kept = inbox(requests)
+        XCTAssertEqual(kept, [.setNeedsUpdate(false), .setNeedsUpdate(true)])
+        XCTAssertEqual(
+            inbox([.setNeedsUpdate(true), .setNeedsUpdate(false)]), [.setNeedsUpdate(true), .setNeedsUpdate(false)])
+    }
+
+    func testRefreshesThatArriveTogetherCollapse() {
+        XCTAssertEqual(
+            inbox([.update(nil), .setNeedsUpdate(true), .update(nil)]), [.update(nil), .setNeedsUpdate(true)])
+        XCTAssertEqual(inbox([.update(true), .update(true)]), [.update(true), .update(true)], "explicit updates stay")
+    }
+}

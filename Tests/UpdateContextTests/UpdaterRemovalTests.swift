@@ -1,0 +1,134 @@
+import Foundation
+import NotificationCoalescing
+import UpdateContext
+import XCTest
+
+/// Removal is final (CONTRACT.md): once an updater is removed — by its token, by `removeUpdaters()`,
+/// or with its context — it is never called again, not even later in the delivery under way, and what
+/// it captured is released at once.
+final class UpdaterRemovalTests: XCTestCase {
+    private var scheduler: ManualScheduler!
+
+    override func setUp() {
+        scheduler = ManualScheduler()
+    }
+
+    override func tearDown() {
+        XCTAssertNoThrow(try scheduler.expectIdle())
+        scheduler = nil
+    }
+
+    private final class Canary {}
+
+    func testAnUpdaterRemovedByAnEarlierOneIsNotCalledLaterInTheSameDelivery() {
+        let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+        var calls: [Int] = []
+        var tokens: [ViewUpdatingContext.ViewUpdater] = []
+        tokens.append(
+            context.onUpdate { _ in
+                calls.append(0)
+                tokens[2].remove()
+            })
+        tokens.append(context.onUpdate { _ in calls.append(1) })
+        tokens.append(context.onUpdate { _ in calls.append(2) })
+        context.setNeedsUpdate()
+        scheduler.turn()
+        XCTAssertEqual(calls, [0, 1], "the third was removed by the first, before its turn came")
+        context.update()
+        XCTAssertEqual(calls, [0, 1, 0, 1])
+    }
+
+    func testRemoveUpdatersInsideAnUpdaterStopsTheRestOfTheDelivery() {
+        let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+        var calls = 0
+        for _ in 0..<6 {
+            context.onUpdate { _ in
+                calls += 1
+                context.removeUpdaters()
+            }
+        }
+        context.update()
+        XCTAssertEqual(calls, 1)
+        XCTAssertEqual(context.updaterCount, 0)
+    }
+
+    func testAContextReleasedInsideItsOwnUpdaterCallsNothingMore() {
+        let owner = Owner()
+        owner.context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+        weak let weakContext = owner.context
+        var calls = 0
+        for _ in 0..<6 {
+            owner.context!.onUpdate { _ in
+                calls += 1
+                owner.context = nil
+            }
+        }
+        owner.context!.setNeedsUpdate()
+        scheduler.turn()
+        XCTAssertEqual(calls, 1)
+        XCTAssertNil(weakContext)
+    }
+
+    func testWhatARemovedUpdaterCapturedIsReleasedAtOnceEvenInTheDeliveryUnderWay() {
+        let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+        weak var weakCanary: Canary?
+        var releasedWhenRemoveReturned: Bool?
+        var victim: ViewUpdatingContext.ViewUpdater!
+        context.onUpdate { _ in
+            victim.remove()
+            releasedWhenRemoveReturned = weakCanary == nil
+        }
+        do {
+            let canary = Canary()
+            weakCanary = canary
+            victim = context.onUpdate { _ in withExtendedLifetime(canary) {} }
+        }
+        context.update()  // a first delivery: any per-delivery copy of the updaters now exists
+        XCTAssertEqual(releasedWhenRemoveReturned, true)
+    }
+
+    func testAReleasedContextFreesItsUpdatersAtOnceWithAnUpdatePendingAndItsTokenHeld() {
+        weak var weakCanary: Canary?
+        var token: ViewUpdatingContext.ViewUpdater?
+        do {
+            let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+            let canary = Canary()
+            weakCanary = canary
+            token = context.onUpdate { _ in withExtendedLifetime(canary) {} }
+            context.update()
+            context.setNeedsUpdate()
+        }
+        XCTAssertNil(weakCanary, "freed when the context went, not at the next turn")
+        XCTAssertNotNil(token, "even while the token is held")
+        scheduler.turn()
+        token?.remove()
+    }
+
+    func testAnUpdaterAddedDuringADeliveryFirstRunsInTheNextOne() {
+        let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+        var calls: [String] = []
+        var added = false
+        context.onUpdate { _ in
+            calls.append("first")
+            if !added {
+                added = true
+                context.onUpdate { _ in calls.append("added") }
+            }
+        }
+        context.update()
+        XCTAssertEqual(calls, ["first"])
+        context.update()
+        XCTAssertEqual(calls, ["first", "first", "added"])
+    }
+
+    func testRemovalOnAnotherThreadBetweenDeliveries() {
+        let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+        let calls = Deliveries()
+        let token = context.onUpdate { calls.record($0) }
+        context.update()
+        onAnotherThread { token.remove() }
+        context.update()
+        XCTAssertEqual(calls.count, 1)
+        XCTAssertEqual(context.updaterCount, 0)
+    }
+}
