@@ -4,92 +4,140 @@ import NotificationCoalescing
 /// One `Equatable` state per view, rendered at most once per cycle with the state it had before.
 ///
 /// Change the state as often as you like; at the end of the cycle every renderer gets the state as it
-/// is then, with the state last rendered. A cycle whose changes cancel out renders nothing.
+/// is then, with the state it last rendered. A cycle whose changes cancel out renders nothing; a forced
+/// update (`context.update()`, the lifecycle refresh) renders even an unchanged state.
 ///
 /// ```swift
 /// struct ProfileState: Equatable { var name = ""; var isLoading = false }
 ///
 /// let view = StateUpdatingContext(state: ProfileState())
 /// view.onRender { state, oldState, animated in
-///     nameLabel.text = state.name
-///     if state.isLoading != oldState?.isLoading { spinner.isHidden = !state.isLoading }
+///     print(state.name)
+///     if state.isLoading != oldState?.isLoading { print("spinner:", state.isLoading) }
 /// }
 /// view.update { $0.name = "Ada"; $0.isLoading = false }
 /// ```
 ///
 /// > Important: `state` and ``update(animated:_:)`` may be used from any thread (the state is behind a
-/// > lock); renderers run on the main thread, one delivery at a time, through ``context``, whose rules
-/// > (the animated flag, `update()`, suspension, lifecycle refresh) apply unchanged.
+/// > lock, and no user code runs under it: not the body, not `==`); renderers run on the main thread,
+/// > one delivery at a time, through ``context``, whose rules (the animated flag, `update()`,
+/// > suspension, lifecycle refresh, removal) apply unchanged.
 public final class StateUpdatingContext<State: Equatable> {
     /// The context that schedules renders: use it for `update()`, `animated`, `suspend()` and the rest.
+    /// Removing its updaters removes the renderers; nothing of this type's own machinery lives there.
     public let context: ViewUpdatingContext
 
-    private let storage: Locked<State>
-    /// The state last rendered; main thread only (read and written inside deliveries).
-    private nonisolated(unsafe) var lastRendered: State?
-    /// What this delivery renders (the state, and the state before), or `nil` when it renders nothing;
-    /// set by the first updater of each delivery, read by the renderers after it. Main thread only.
-    private nonisolated(unsafe) var frame: (state: State, oldState: State?)?
+    private struct Stored {
+        var state: State
+        /// Bumped by every committed change: a body that ran on an older state runs again.
+        var version: UInt64 = 0
+        /// Threads running an ``update(animated:_:)`` body now (to stop a nested call with a message).
+        var bodyThreads: [ThreadIdentity] = []
+    }
 
-    /// Creates a context holding `state`; nothing renders until a renderer is registered and a cycle
-    /// (or `context.update()`) delivers.
+    private let storage: Locked<Stored>
+
+    /// Creates a context holding `state`. Each renderer renders it at the end of the cycle in which it
+    /// is registered (with `oldState == nil`), then whenever it changes.
     ///
     /// - Parameters:
     ///   - state: The initial state.
     ///   - animated: The default flag of the underlying context.
     ///   - scheduler: When a cycle ends (see ``ViewUpdatingContext/init(animated:scheduler:refreshEvents:center:)``).
-    public init(state: State, animated: Bool = false, scheduler: CoalescingScheduler = .mainRunLoop) {
-        storage = Locked(state)
-        context = ViewUpdatingContext(animated: animated, scheduler: scheduler)
-        // Registered first, so it runs first in every delivery: it decides what the renderers get.
-        context.onUpdate { [weak self] _ in self?.prepareFrame() }
+    ///   - refreshEvents: The lifecycle events that force a render (see the same initialiser).
+    public init(
+        state: State,
+        animated: Bool = false,
+        scheduler: CoalescingScheduler = .mainRunLoop,
+        refreshEvents: [Notification.Name] = ViewUpdatingContext.defaultRefreshEvents
+    ) {
+        storage = Locked(Stored(state: state))
+        context = ViewUpdatingContext(animated: animated, scheduler: scheduler, refreshEvents: refreshEvents)
     }
 
     /// The current state. Setting a different value requests a render (an equal one requests nothing).
+    ///
+    /// Any thread, including from inside an ``update(animated:_:)`` body (it reads the state before the
+    /// body's change).
     public var state: State {
-        get { storage.withLock { $0 } }
+        get { storage.withLock { $0.state } }
         set { update { $0 = newValue } }
     }
 
-    /// Changes the state in place; requests one render if the result differs from the state before.
+    /// Changes the state; requests one render if the result differs from the state before.
+    ///
+    /// The body runs on a copy, outside any lock, and the copy is stored if no other thread changed the
+    /// state meanwhile; otherwise the body runs again on the newer state. Keep it free of side effects.
     ///
     /// - Parameters:
     ///   - animated: The flag of the request (`nil` leaves it to the context's rules).
-    ///   - body: The change, run under the state's lock: do not call back into this context from it.
+    ///   - body: The change. It may read ``state``; calling ``update(animated:_:)`` (or setting
+    ///     ``state``) from inside it is a programming error, stopped by a precondition that names it.
     public func update(animated: Bool? = nil, _ body: (inout State) -> Void) {
-        let changed = storage.withLock { state -> Bool in
-            let before = state
-            body(&state)
-            return state != before
+        let me = ThreadIdentity.current
+        while true {
+            let (before, version) = storage.withLock { stored -> (State, UInt64) in
+                let nested = stored.bodyThreads.contains { $0.isCurrent }
+                precondition(
+                    !nested,
+                    "StateUpdatingContext.update(_:) called from inside its own body (or `state` set there); "
+                        + "change the state through the body's inout parameter")
+                stored.bodyThreads.append(me)
+                return (stored.state, stored.version)
+            }
+            var after = before
+            body(&after)
+            let changed = after != before
+            let committed = storage.withLock { stored -> Bool in
+                if let index = stored.bodyThreads.firstIndex(where: { $0.isCurrent }) {
+                    stored.bodyThreads.remove(at: index)
+                }
+                guard stored.version == version else { return false }
+                if changed {
+                    stored.state = after
+                    stored.version &+= 1
+                }
+                return true
+            }
+            if committed {
+                if changed { context.setNeedsUpdate(animated: animated) }
+                return
+            }
         }
-        if changed { context.setNeedsUpdate(animated: animated) }
     }
 
-    /// Registers a renderer, called on the main thread with the state at render time, the state of the
-    /// previous render (`nil` the first time), and the delivery's animated flag.
+    /// Registers a renderer, called on the main thread with the state at render time, the state it
+    /// rendered last (`nil` the first time), and the delivery's animated flag.
     ///
-    /// - Returns: A token; `remove()` removes the renderer.
+    /// It renders at the end of the cycle in which it is registered, then in every delivery whose state
+    /// differs from what it rendered last, and in every forced delivery (`context.update()`, the
+    /// lifecycle refresh), where `oldState` is what it rendered last.
+    ///
+    /// - Returns: A token; `remove()` removes the renderer (removal is final, as for any updater).
     @discardableResult
     public func onRender(_ render: @escaping (_ state: State, _ oldState: State?, _ animated: Bool) -> Void)
         -> ViewUpdatingContext.ViewUpdater
     {
-        context.onUpdate { [weak self] animated in
-            guard let frame = self?.frame else { return }
-            render(frame.state, frame.oldState, animated)
+        let rendered = RenderedBox<State>()
+        let token = context.onUpdate { [weak self] animated in
+            guard let self else { return }
+            let current = state
+            let forced = context.storage.isForcedDelivery
+            let old = rendered.last
+            if !forced, let old, old == current { return }
+            rendered.last = current
+            render(current, old, animated)
         }
-    }
-
-    private func prepareFrame() {
-        let current = storage.withLock { $0 }
-        guard context.updaterCount > 1, lastRendered != current else {
-            frame = nil
-            return
-        }
-        frame = (current, lastRendered)
-        lastRendered = current
+        context.setNeedsUpdate()
+        return token
     }
 }
 
-// @unchecked Sendable: the state is behind a lock; `lastRendered` and `frame` are touched only inside
-// deliveries, which run on the main thread one at a time; `context` is Sendable.
+/// What one renderer rendered last. Touched only inside deliveries, on the main thread.
+private final class RenderedBox<State> {
+    var last: State?
+}
+
+// @unchecked Sendable: the state is behind a lock; renderers (and their `RenderedBox`) run only inside
+// deliveries, on the main thread, one at a time; `context` is Sendable.
 extension StateUpdatingContext: @unchecked Sendable where State: Sendable {}
