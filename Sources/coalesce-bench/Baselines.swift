@@ -40,12 +40,14 @@ final class FloorQueue {
 /// What UIKit's automatic tracking does: an `@Observable` property read under
 /// `withObservationTracking`; its `onChange` marks the view dirty and schedules one delivery for the next
 /// turn, which renders and tracks again.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 @Observable
 final class ObservedModel {
     var value = 0
 }
 
 /// Delivery side of the Observation baseline: tracks, and re-tracks after each delivery.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 final class ObservationView: @unchecked Sendable {
     // @unchecked Sendable: used only on the main thread; `onChange` (a `@Sendable` closure in the API)
     // runs synchronously inside the mutation, which the benchmark makes on the main thread.
@@ -78,6 +80,7 @@ final class ObservationView: @unchecked Sendable {
 }
 
 /// One run-loop block per cycle for every dirty `ObservationView`.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 final class ObservationScheduler: @unchecked Sendable {
     // @unchecked Sendable: main thread only (see ObservationView).
     var pending: [ObservationView] = []

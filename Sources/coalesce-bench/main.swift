@@ -32,50 +32,62 @@ if let unknown = arguments.subtracting(known).first {
     exit(2)
 }
 
-let config = Config(quick: arguments.contains("--quick"))
-var machine = "\(ProcessInfo.processInfo.activeProcessorCount) cores"
-#if os(Linux)
-machine += ", Linux"
-#elseif os(macOS)
-machine += ", macOS"
-#endif
-var bench = Bench(config: config, report: Report(mode: config.quick ? "quick" : "full", machine: machine))
-let started = Date()
-let scenarios: [(String, (inout Bench) -> Void)] = [
-    ("memory", { $0.memory() }),  // first, on a fresh heap, so that RSS growth means something
-    ("dirty", { $0.dirtyRequest() }),
-    ("burst", { $0.burst() }),
-    ("fan-out", { $0.fanOutScenario() }),
-    ("mixed", { $0.mixedFlags() }),
-    ("tracking", { $0.tracking() }),
-    ("cross-thread", { $0.crossThread() }),
-    ("enqueue", { $0.enqueueScaling() }),
-    ("seed", { $0.seedShape() }),  // last: its queues are never freed and slow every later turn
-]
-if let only, !scenarios.contains(where: { $0.0 == only }) {
-    FileHandle.standardError.write(Data("coalesce-bench: unknown scenario \(only) (see --help)\n".utf8))
+if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
+    run(arguments: arguments, only: only)
+} else {
+    // Observation, one of the baselines, needs these systems; the libraries themselves do not.
+    FileHandle.standardError.write(Data("coalesce-bench: needs macOS 14 or newer (the Observation baseline)\n".utf8))
     exit(2)
 }
-for (name, run) in scenarios where only == nil || only == name {
-    run(&bench)
-}
-bench.evaluateTargets()
-progress(String(format: "done in %.1f s", Date().timeIntervalSince(started)))
 
-let report = bench.report
-if arguments.contains("--json") {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-    print(String(decoding: try! encoder.encode(report), as: UTF8.self))
-} else {
-    print("coalesce-bench (\(report.mode) run, \(report.machine)); times are medians, ns unless noted\n")
-    print(report.table())
-}
-if !report.allChecksPassed {
-    FileHandle.standardError.write(Data("coalesce-bench: a delivery check FAILED\n".utf8))
-    exit(1)
-}
-if arguments.contains("--strict") && report.targets.contains(where: { $0.met == false }) {
-    FileHandle.standardError.write(Data("coalesce-bench: a target was not met (--strict)\n".utf8))
-    exit(1)
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+@MainActor
+func run(arguments: Set<String>, only: String?) {
+    let config = Config(quick: arguments.contains("--quick"))
+    var machine = "\(ProcessInfo.processInfo.activeProcessorCount) cores"
+    #if os(Linux)
+    machine += ", Linux"
+    #elseif os(macOS)
+    machine += ", macOS"
+    #endif
+    var bench = Bench(config: config, report: Report(mode: config.quick ? "quick" : "full", machine: machine))
+    let started = Date()
+    let scenarios: [(String, (inout Bench) -> Void)] = [
+        ("memory", { $0.memory() }),  // first, on a fresh heap, so that RSS growth means something
+        ("dirty", { $0.dirtyRequest() }),
+        ("burst", { $0.burst() }),
+        ("fan-out", { $0.fanOutScenario() }),
+        ("mixed", { $0.mixedFlags() }),
+        ("tracking", { $0.tracking() }),
+        ("cross-thread", { $0.crossThread() }),
+        ("enqueue", { $0.enqueueScaling() }),
+        ("seed", { $0.seedShape() }),  // last: its queues are never freed and slow every later turn
+    ]
+    if let only, !scenarios.contains(where: { $0.0 == only }) {
+        FileHandle.standardError.write(Data("coalesce-bench: unknown scenario \(only) (see --help)\n".utf8))
+        exit(2)
+    }
+    for (name, run) in scenarios where only == nil || only == name {
+        run(&bench)
+    }
+    bench.evaluateTargets()
+    progress(String(format: "done in %.1f s", Date().timeIntervalSince(started)))
+
+    let report = bench.report
+    if arguments.contains("--json") {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        print(String(decoding: try! encoder.encode(report), as: UTF8.self))
+    } else {
+        print("coalesce-bench (\(report.mode) run, \(report.machine)); times are medians, ns unless noted\n")
+        print(report.table())
+    }
+    if !report.allChecksPassed {
+        FileHandle.standardError.write(Data("coalesce-bench: a delivery check FAILED\n".utf8))
+        exit(1)
+    }
+    if arguments.contains("--strict") && report.targets.contains(where: { $0.met == false }) {
+        FileHandle.standardError.write(Data("coalesce-bench: a target was not met (--strict)\n".utf8))
+        exit(1)
+    }
 }

@@ -1,8 +1,8 @@
 import CMallocStats
+import CoalescingTestSupport
 import CoreFoundation
 import Foundation
 import NotificationCoalescing
-import Synchronization
 import UpdateContext
 import XCTest
 
@@ -14,35 +14,23 @@ import XCTest
 final class SoakTests: XCTestCase {
     /// What one context has been asked and has delivered.
     final class Probe: @unchecked Sendable {
-        // @unchecked Sendable: `issued` is atomic; the other fields are touched only by the updater and
+        // @unchecked Sendable: `issued` is an atomic counter; the other fields are touched only by the updater and
         // the test body, both on the main thread.
-        let issued = Atomic<Int>(0)
+        let issued = AtomicCounter()
         var seen = 0
         var deliveries = 0
         var lastTurn = -1
         var doubles = 0
     }
 
-    /// Counts main run-loop turns with an observer ordered before the library's.
+    /// Counts main run-loop turns, and marks refreshes (delivered at once, outside turns).
     final class Turns: @unchecked Sendable {
-        // @unchecked Sendable: written by the observer and read by updaters, all on the main thread.
-        var count = 0
+        // @unchecked Sendable: `inRefresh` is written by main-queue blocks and read by updaters, all on
+        // the main thread.
+        let counter = MainTurnCounter()
         var inRefresh = false
-        private var observer: CFRunLoopObserver?
-
-        init() {
-            let activities = CFRunLoopActivity([.beforeWaiting, .exit]).rawValue
-            observer = CFRunLoopObserverCreateWithHandler(kCFAllocatorDefault, activities, true, 0) {
-                [unowned self] _, _ in
-                count += 1
-            }
-            CFRunLoopAddObserver(CFRunLoopGetMain(), observer, kCFRunLoopCommonModes)
-        }
-
-        func stop() {
-            if let observer { CFRunLoopObserverInvalidate(observer) }
-            observer = nil
-        }
+        var count: Int { counter.count }
+        func stop() { counter.stop() }
     }
 
     func testSoak() throws {
@@ -63,26 +51,26 @@ final class SoakTests: XCTestCase {
                     if probe.lastTurn == turns.count { probe.doubles += 1 }
                     probe.lastTurn = turns.count
                 }
-                probe.seen = probe.issued.load(ordering: .acquiring)
+                probe.seen = probe.issued.value
                 probe.deliveries += 1
             }
             return context
         }
 
-        let stop = Atomic<Bool>(false)
+        let stop = AtomicCounter()
         let running = DispatchGroup()
-        let refreshes = Atomic<Int>(0)
+        let refreshes = AtomicCounter()
         for seed in 0..<4 {
             running.enter()
             Thread.detachNewThread {
                 var generator = SplitMix64(seed: UInt64(seed + 1))
-                while !stop.load(ordering: .relaxed) {
+                while stop.value == 0 {
                     let index = Int.random(in: 0..<contexts.count, using: &generator)
-                    probes[index].issued.add(1, ordering: .releasing)
+                    probes[index].issued.add()
                     // nil and true only: an explicit false followed by true legitimately delivers twice.
                     contexts[index].setNeedsUpdate(animated: Bool.random(using: &generator) ? nil : true)
                     if Int.random(in: 0..<20_000, using: &generator) == 0 {
-                        refreshes.add(1, ordering: .relaxed)
+                        refreshes.add()
                         DispatchQueue.main.async {
                             turns.inRefresh = true
                             center.post(name: lifecycle, object: nil)
@@ -104,18 +92,18 @@ final class SoakTests: XCTestCase {
                 nextSample = nextSample.addingTimeInterval(min(5, seconds / 4))
             }
         }
-        stop.store(true, ordering: .relaxed)
+        stop.store(1)
         // Keep turning while the threads finish: their last requests must still be delivered.
         spinMainLoop(timeout: 30) { running.wait(timeout: .now()) == .success }
-        spinMainLoop(timeout: 30) { probes.allSatisfy { $0.seen == $0.issued.load(ordering: .acquiring) } }
+        spinMainLoop(timeout: 30) { probes.allSatisfy { $0.seen == $0.issued.value } }
 
-        let issued = probes.reduce(0) { $0 + $1.issued.load(ordering: .relaxed) }
-        let lost = probes.filter { $0.seen != $0.issued.load(ordering: .relaxed) }.count
+        let issued = probes.reduce(0) { $0 + $1.issued.value }
+        let lost = probes.filter { $0.seen != $0.issued.value }.count
         let doubles = probes.reduce(0) { $0 + $1.doubles }
         let deliveries = probes.reduce(0) { $0 + $1.deliveries }
         print(
             "soak: \(issued) requests, \(deliveries) deliveries, \(turns.count) turns, "
-                + "\(refreshes.load(ordering: .relaxed)) refreshes, malloc samples \(memory)")
+                + "\(refreshes.value) refreshes, malloc samples \(memory)")
         XCTAssertGreaterThan(issued, 10_000, "the threads made requests")
         XCTAssertEqual(lost, 0, "contexts whose last request was never delivered")
         XCTAssertEqual(doubles, 0, "turns in which a context got two cycle deliveries")

@@ -1,3 +1,4 @@
+import CoalescingTestSupport
 import Foundation
 import NotificationCoalescing
 import XCTest
@@ -61,40 +62,14 @@ func turnMainLoop(_ count: Int = 3) {
     }
 }
 
-/// Plays a timeline written as in CONTRACT.md on a context driven by a manual scheduler.
-///
-/// Requests: `N`/`F`/`T` = `setNeedsUpdate(animated: nil/false/true)`; `U`, `U(F)`, `U(T)` =
-/// `update(animated:)`; `I` = `updateIfNeeded()`; `S`/`R` = `suspend()`/`resume()`; `|` = end of a
-/// cycle. The result repeats the timeline with each delivery (`n` or `a`) written where it happened.
-func play(_ timeline: String, defaultAnimated: Bool = false, updaters: Int = 1) -> String {
-    let scheduler = ManualScheduler()
-    let context = ViewUpdatingContext(animated: defaultAnimated, scheduler: scheduler, refreshEvents: [])
-    var out: [String] = []
-    var perUpdater = Array(repeating: [Bool](), count: updaters)
-    for index in 0..<updaters {
-        context.onUpdate { animated in
-            perUpdater[index].append(animated)
-            if index == 0 { out.append(animated ? "a" : "n") }
-        }
-    }
-    for token in timeline.split(separator: " ") {
-        out.append(String(token))
-        switch token {
-        case "N": context.setNeedsUpdate()
-        case "F": context.setNeedsUpdate(animated: false)
-        case "T": context.setNeedsUpdate(animated: true)
-        case "U": context.update()
-        case "U(F)": context.update(animated: false)
-        case "U(T)": context.update(animated: true)
-        case "I": context.updateIfNeeded()
-        case "S": context.suspend()
-        case "R": context.resume()
-        case "|": scheduler.turn()
-        default: XCTFail("unknown token \(token)")
-        }
-    }
-    for index in 1..<max(updaters, 1) where perUpdater[index] != perUpdater[0] {
-        XCTFail("updater \(index) got \(perUpdater[index]), updater 0 got \(perUpdater[0])")
-    }
-    return out.joined(separator: " ")
+/// Plays a timeline written as in CONTRACT.md (see `PrecedenceRow`) on a context driven by a manual
+/// scheduler, and fails the test when the updaters disagree or work is left pending at the end.
+func play(
+    _ timeline: String, defaultAnimated: Bool = false, updaters: Int = 1, file: StaticString = #filePath,
+    line: UInt = #line
+) -> String {
+    let result = playTimeline(timeline, defaultAnimated: defaultAnimated, updaters: updaters)
+    XCTAssertTrue(result.updatersAgree, "updaters got different flags in \(timeline)", file: file, line: line)
+    XCTAssertTrue(result.endedIdle, "work left pending after \(timeline)", file: file, line: line)
+    return result.written
 }

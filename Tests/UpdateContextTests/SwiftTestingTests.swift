@@ -1,3 +1,4 @@
+import CoalescingTestSupport
 import Foundation
 import NotificationCoalescing
 import Testing
@@ -9,24 +10,9 @@ import Testing
 /// `ManualScheduler`, which stands in for the main thread on whatever thread creates it.
 @Suite("Precedence rules and manual scheduling under Swift Testing")
 struct SwiftTestingTests {
-    /// The contract's timelines, as (requests, default flag, deliveries) with `n`/`a` per delivery.
-    static let timelines: [(String, Bool, String)] = [
-        ("N N N |", false, "n"),
-        ("T T |", false, "a"),
-        ("N T |", false, "a"),
-        ("F T |", false, "na"),
-        ("T F |", false, "n"),
-        ("F T F T |", false, "nna"),
-        ("N U |", false, "n"),
-        ("T U |", false, "a"),
-        ("F U(T) |", false, "a"),
-        ("T | N |", false, "an"),
-        ("N |", true, "a"),
-        ("F |", true, "n"),
-    ]
-
-    @Test("The rules value follows the contract's table", arguments: timelines)
-    func rules(_ timeline: (String, Bool, String)) {
+    @Test("The rules value follows the contract's table", arguments: PrecedenceTable.contract)
+    func rules(_ row: PrecedenceRow) {
+        let timeline = (row.timeline, row.defaultAnimated, row.expectedDeliveries)
         var rules = UpdateRules()
         var delivered = ""
         func record(_ value: Bool?) { if let value { delivered += value ? "a" : "n" } }
@@ -42,6 +28,14 @@ struct SwiftTestingTests {
         }
         #expect(delivered == timeline.2, "\(timeline.0)")
         #expect(!rules.isScheduled)
+    }
+
+    @Test("Every contract timeline, through a context on a manual scheduler", arguments: PrecedenceTable.contract)
+    func timeline(_ row: PrecedenceRow) {
+        let result = playTimeline(row.timeline, defaultAnimated: row.defaultAnimated, updaters: 2)
+        #expect(result.written == row.expected, "\(row)")
+        #expect(result.updatersAgree)
+        #expect(result.endedIdle)
     }
 
     @Test("A context on a manual scheduler delivers on the thread that turns it, off the main thread")

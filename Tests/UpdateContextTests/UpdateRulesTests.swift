@@ -1,3 +1,4 @@
+import CoalescingTestSupport
 import NotificationCoalescing
 import XCTest
 
@@ -45,91 +46,21 @@ final class UpdateRulesTests: XCTestCase {
     // MARK: the contract's timelines
 
     func testEveryTimelineOfTheContract() {
-        let rows: [(String, Bool, String)] = [
-            ("N N N |", false, "N N N | n"),
-            ("T T |", false, "T T | a"),
-            ("N T |", false, "N T | a"),
-            ("F T |", false, "F T n | a"),
-            ("T F |", false, "T F | n"),
-            ("F T F T |", false, "F T n F T n | a"),
-            ("N U |", false, "N U n |"),
-            ("T U |", false, "T U a |"),
-            ("F U(T) |", false, "F U(T) a |"),
-            ("T | N |", false, "T | a N | n"),
-            ("N |", true, "N | a"),
-            ("F |", true, "F | n"),
-        ]
-        for (timeline, defaultAnimated, expected) in rows {
-            XCTAssertEqual(play(timeline, defaultAnimated: defaultAnimated, updaters: 2), expected, timeline)
+        XCTAssertEqual(PrecedenceTable.contract.count, 12, "every row of CONTRACT.md")
+        for row in PrecedenceTable.contract {
+            XCTAssertEqual(
+                play(row.timeline, defaultAnimated: row.defaultAnimated, updaters: 2), row.expected, "\(row)")
         }
     }
 
     func testMoreTimelines() {
-        XCTAssertEqual(play("| | |"), "| | |", "no request, no delivery")
-        XCTAssertEqual(play("U"), "U n", "update() with nothing pending still delivers")
-        XCTAssertEqual(play("F T T |"), "F T n T | a")
-        XCTAssertEqual(play("F F T |"), "F F T n | a")
-        XCTAssertEqual(play("T U(F) |"), "T U(F) n |")
-        XCTAssertEqual(play("N I I |"), "N I n I |", "updateIfNeeded delivers only what is pending")
-        XCTAssertEqual(
-            play("F T", defaultAnimated: true), "F T n", "the early flush is not animated whatever the default")
-        XCTAssertEqual(play("S N N | | R |"), "S N N | | R n |", "suspended: kept, delivered once on resume")
-        XCTAssertEqual(play("S F T | R"), "S F T | R n", "suspended F T: the non-animated change wins")
-        XCTAssertEqual(play("S S T | R | R |"), "S S T | R | R a |", "suspensions nest")
-        XCTAssertEqual(play("S U(T) R"), "S U(T) R a", "update() while suspended waits for resume")
-        XCTAssertEqual(play("S R |"), "S R |", "resume with nothing kept delivers nothing")
+        for row in PrecedenceTable.more {
+            XCTAssertEqual(
+                play(row.timeline, defaultAnimated: row.defaultAnimated, updaters: 2), row.expected, "\(row)")
+        }
     }
 
     // MARK: model-based
-
-    /// An independent reading of the contract's table: it keeps the explicit flags requested since the
-    /// last delivery as a list and derives everything from it.
-    private struct ReferenceModel {
-        var defaultAnimated: Bool
-        var flagsSinceDelivery: [Bool] = []
-        var dirty = false
-        var suspended = 0
-        var deliveries: [Bool] = []
-
-        private var lastExplicit: Bool? { flagsSinceDelivery.last }
-
-        private mutating func emit() {
-            deliveries.append(lastExplicit ?? defaultAnimated)
-            flagsSinceDelivery = []
-            dirty = false
-        }
-
-        mutating func setNeeds(_ flag: Bool?) {
-            if flag == true && lastExplicit == false {
-                if suspended > 0 {
-                    dirty = true
-                    return
-                }
-                deliveries.append(false)
-                flagsSinceDelivery = []
-            }
-            if let flag { flagsSinceDelivery.append(flag) }
-            dirty = true
-        }
-
-        mutating func update(_ flag: Bool?) {
-            if let flag { flagsSinceDelivery.append(flag) }
-            if suspended > 0 {
-                dirty = true
-            } else {
-                emit()
-            }
-        }
-
-        mutating func endOfCycle() {
-            if dirty && suspended == 0 { emit() }
-        }
-
-        mutating func resume() {
-            suspended -= 1
-            endOfCycle()
-        }
-    }
 
     func testTenThousandRandomSequencesAgainstTheReferenceModel() {
         var generator = SplitMix64(seed: 0x5EED_C0A1_E5CE)
@@ -143,7 +74,7 @@ final class UpdateRulesTests: XCTestCase {
             var second: [Bool] = []
             context.onUpdate { first.append($0) }
             context.onUpdate { second.append($0) }
-            var model = ReferenceModel(defaultAnimated: startDefault)
+            var model = ReferenceRules(defaultAnimated: startDefault)
             var log: [String] = []
             for _ in 0..<Int.random(in: 1...24, using: &generator) {
                 let flag: Bool? = [nil, false, true].randomElement(using: &generator)!
@@ -167,7 +98,7 @@ final class UpdateRulesTests: XCTestCase {
                     log.append("animated=\(value)")
                 case 90..<95:
                     context.suspend()
-                    model.suspended += 1
+                    model.suspend()
                     log.append("suspend")
                 default:
                     if model.suspended > 0 {
@@ -196,21 +127,9 @@ final class UpdateRulesTests: XCTestCase {
                 }
             }
             XCTAssertFalse(context.isUpdatePending)
+            XCTAssertTrue(scheduler.isIdle, "work left pending after \(log)")
         }
         XCTAssertEqual(divergences, 0)
         XCTAssertGreaterThan(totalDeliveries, 10_000, "the sequences exercise deliveries")
-    }
-}
-
-/// A small deterministic generator, so a failing sequence can be replayed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,0 +1,62 @@
+import CCoalescingSupport
+import CoreFoundation
+
+/// An integer that producer threads add to and the main thread reads: C11 atomics that exist on every
+/// supported system (no `Synchronization`, which needs iOS 18 / macOS 15) and that ThreadSanitizer sees.
+package final class AtomicCounter: Sendable {
+    // The value lives in memory allocated here, at an address that never moves (the atomics need one).
+    private nonisolated(unsafe) let storage: UnsafeMutablePointer<Int>
+
+    package init(_ value: Int = 0) {
+        storage = .allocate(capacity: 1)
+        storage.initialize(to: value)
+    }
+
+    deinit {
+        storage.deallocate()
+    }
+
+    /// The value (acquire).
+    package var value: Int { cvu_counter_load(storage) }
+
+    /// Adds `delta` (acquire-release); returns the new value.
+    @discardableResult
+    package func add(_ delta: Int = 1) -> Int { cvu_counter_add(storage, delta) }
+
+    /// Sets the value (release).
+    package func store(_ value: Int) { cvu_counter_store(storage, value) }
+}
+
+/// Counts the main run loop's turns (BeforeWaiting and Exit, in the common modes) with an observer
+/// ordered before the library's, so that a delivery can see the number of the turn it happens in.
+package final class MainTurnCounter: @unchecked Sendable {
+    // @unchecked Sendable: `count` is written by the observer on the main thread and read there; the
+    // observer is created and invalidated on the main thread.
+    package private(set) var count = 0
+    private var observer: CFRunLoopObserver?
+
+    /// Starts counting; call on the main thread.
+    package init() {
+        let activities = CFRunLoopActivity([.beforeWaiting, .exit]).rawValue
+        let observer = CFRunLoopObserverCreateWithHandler(kCFAllocatorDefault, activities, true, 0) {
+            [unowned self] _, _ in
+            count += 1
+        }
+        #if canImport(Darwin)
+        CFRunLoopAddObserver(CFRunLoopGetMain(), observer, .commonModes)
+        #else
+        CFRunLoopAddObserver(CFRunLoopGetMain(), observer, kCFRunLoopCommonModes)
+        #endif
+        self.observer = observer
+    }
+
+    /// Stops counting (the observer goes).
+    package func stop() {
+        if let observer { CFRunLoopObserverInvalidate(observer) }
+        observer = nil
+    }
+
+    deinit {
+        stop()
+    }
+}

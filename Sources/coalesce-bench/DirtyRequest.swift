@@ -1,0 +1,72 @@
+import Dispatch
+import Foundation
+import NotificationCoalescing
+import UpdateContext
+
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension Bench {
+    // MARK: the dirty-request figure (target 1)
+
+    mutating func dirtyRequest() {
+        progress("request on an already-dirty context")
+        let m = config.dirtyRequests
+        let context = ViewUpdatingContext(animated: false, scheduler: .mainRunLoop, refreshEvents: [])
+        let counter = MainCounter()
+        context.onUpdate { _ in counter.value += 1 }
+        let ours = median(config.repetitions) {
+            context.setNeedsUpdate()
+            let ns = timed {
+                for _ in 0..<m { context.setNeedsUpdate() }
+            }
+            turnMainRunLoop()
+            return (ns, m)
+        }
+        report.checks.append(
+            Check(
+                name: "dirty requests: one delivery per cycle", passed: counter.value == config.repetitions,
+                detail: "\(counter.value) deliveries for \(config.repetitions) cycles of \(m + 1) requests"))
+
+        let (queue, _) = foundationQueue()
+        let note = Notification(name: benchName)
+        let fm = m / 100
+        let foundation = median(config.repetitions) {
+            queue.enqueue(note, postingStyle: .asap, coalesceMask: [.onName, .onSender], forModes: nil)
+            let ns = timed {
+                for _ in 0..<fm {
+                    queue.enqueue(note, postingStyle: .asap, coalesceMask: [.onName, .onSender], forModes: nil)
+                }
+            }
+            turnMainRunLoop()
+            return (ns, fm)
+        }
+
+        let observationScheduler = ObservationScheduler()
+        let view = ObservationView(scheduler: observationScheduler)
+        let observation = median(config.repetitions) {
+            view.model.value &+= 1
+            let ns = timed {
+                for _ in 0..<m { view.model.value &+= 1 }
+            }
+            turnMainRunLoop()
+            return (ns, m)
+        }
+
+        let floorQueue = FloorQueue()
+        let floorContext = FloorContext { _ in }
+        let floor = median(config.repetitions) {
+            floorContext.setNeedsUpdate(floorQueue)
+            let ns = timed {
+                for _ in 0..<m { floorContext.setNeedsUpdate(floorQueue) }
+            }
+            floorQueue.flush()
+            return (ns, m)
+        }
+        report.rows.append(
+            Row(
+                scenario: "request on a dirty context", n: m, unit: "ns", ours: ours, foundationQueue: foundation,
+                observation: observation, floor: floor, oursDeliveries: "\(counter.value)/\(config.repetitions) cycles")
+        )
+        dirty = (ours, foundation, observation, floor)
+        withExtendedLifetime(context) {}
+    }
+}

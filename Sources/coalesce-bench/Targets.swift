@@ -1,0 +1,77 @@
+import Dispatch
+import Foundation
+import NotificationCoalescing
+import UpdateContext
+
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension Bench {
+    // MARK: targets
+
+    mutating func evaluateTargets() {
+        func ratio(_ value: Double) -> String { String(format: "%.1f×", value) }
+        if let dirty {
+            report.targets.append(
+                Target(
+                    figure: "request on a dirty context vs NotificationQueue.enqueue", target: "≥ 40× cheaper",
+                    measured: ratio(dirty.foundation / dirty.ours), met: dirty.foundation / dirty.ours >= 40))
+            report.targets.append(
+                Target(
+                    figure: "request on a dirty context vs Observation", target: "≥ 4× cheaper",
+                    measured: ratio(dirty.observation / dirty.ours), met: dirty.observation / dirty.ours >= 4))
+            report.targets.append(
+                Target(
+                    figure: "request on a dirty context vs floor", target: "≤ 10× the floor",
+                    measured: ratio(dirty.ours / dirty.floor), met: dirty.ours / dirty.floor <= 10))
+        }
+        if let big = fanOut[100_000] {
+            report.targets.append(
+                Target(
+                    figure: "fan-out per context at N=100 000 vs floor", target: "≤ 5× the floor",
+                    measured: ratio(big.ours / big.floor), met: big.ours / big.floor <= 5))
+        } else {
+            report.targets.append(
+                Target(
+                    figure: "fan-out per context at N=100 000 vs floor", target: "≤ 5× the floor", measured: "–",
+                    met: nil))
+        }
+        if let big = fanOut[100_000], let mid = fanOut[1_000] {
+            report.targets.append(
+                Target(
+                    figure: "fan-out flat: N=100 000 vs N=1 000", target: "within 1.5×",
+                    measured: ratio(big.ours / mid.ours), met: big.ours / mid.ours <= 1.5))
+        } else {
+            report.targets.append(
+                Target(figure: "fan-out flat: N=100 000 vs N=1 000", target: "within 1.5×", measured: "–", met: nil))
+        }
+        if let at = fanOut[10_000], let foundation = at.foundation {
+            report.targets.append(
+                Target(
+                    figure: "fan-out vs one NotificationQueue at N=10 000", target: "≥ 1 000× cheaper",
+                    measured: ratio(foundation / at.ours), met: foundation / at.ours >= 1_000))
+        } else {
+            report.targets.append(
+                Target(
+                    figure: "fan-out vs one NotificationQueue at N=10 000", target: "≥ 1 000× cheaper", measured: "–",
+                    met: nil))
+        }
+        let deliveryChecks = report.checks.filter { !$0.name.hasPrefix("memory") }
+        report.targets.append(
+            Target(
+                figure: "deliveries", target: "exactly 1 per dirty context per cycle; 0 lost",
+                measured: "\(deliveryChecks.filter(\.passed).count)/\(deliveryChecks.count) checks pass",
+                met: deliveryChecks.allSatisfy(\.passed)))
+        if let idleBytes {
+            report.targets.append(
+                Target(
+                    figure: "memory per idle context", target: "≤ 512 bytes",
+                    measured: String(format: "%.0f B", idleBytes),
+                    met: idleBytes <= 512))
+        }
+        if let one = enqueueCost[1], let many = enqueueCost[100_000] {
+            report.targets.append(
+                Target(
+                    figure: "coalescing enqueue with 100 000 pending vs 1 pending", target: "within 2× (O(1))",
+                    measured: ratio(many / one), met: many / one <= 2))
+        }
+    }
+}
