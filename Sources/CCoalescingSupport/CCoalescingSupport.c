@@ -12,8 +12,9 @@ bool cvu_is_main_thread(void) {
 #include <unistd.h>
 
 bool cvu_is_main_thread(void) {
-    // -1: not asked yet on this thread; then 0 or 1.
-    static _Thread_local int cached = -1;
+    // -1: not asked yet on this thread; then 0 or 1. initial-exec: a direct thread-pointer access instead
+    // of a __tls_get_addr call on every check (measured as a third of the check in a large fan-out).
+    static _Thread_local int cached __attribute__((tls_model("initial-exec"))) = -1;
     if (cached < 0) {
         cached = ((pid_t)syscall(SYS_gettid) == getpid()) ? 1 : 0;
     }

@@ -97,6 +97,9 @@ public final class NotificationCoalescingContext: Sendable {
     /// Enqueues a typed value; the same rules as ``enqueue(_:postingStyle:coalesceMask:forModes:)``.
     ///
     /// ```swift
+    /// struct ScoreChanged: ObservableNotification { var score: Int }
+    ///
+    /// let queue = NotificationCoalescingContext()
     /// queue.enqueue(ScoreChanged(score: 3))
     /// ```
     public func enqueue<N: ObservableNotification>(

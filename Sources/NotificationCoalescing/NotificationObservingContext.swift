@@ -51,6 +51,9 @@ public final class NotificationObservingContext: Sendable {
     /// Observes a typed notification; the handler gets the value back.
     ///
     /// ```swift
+    /// struct ScoreChanged: ObservableNotification { var score: Int }
+    ///
+    /// let context = NotificationObservingContext()
     /// context.observe { (_, note: ScoreChanged) in print(note.score) }
     /// ```
     @discardableResult

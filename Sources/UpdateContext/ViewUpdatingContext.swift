@@ -22,6 +22,8 @@ import NotificationCoalescing
 ///         super.viewWillAppear(animated)
 ///         updater.update()
 ///     }
+///
+///     private func render(animated: Bool) { /* set labels and colours, animated or not */ }
 /// }
 /// ```
 ///

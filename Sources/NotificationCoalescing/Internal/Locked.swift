@@ -9,9 +9,9 @@ import Musl
 #endif
 
 #if canImport(Darwin)
-package typealias LockPrimitive = os_unfair_lock
+@usableFromInline package typealias LockPrimitive = os_unfair_lock
 #else
-package typealias LockPrimitive = pthread_mutex_t
+@usableFromInline package typealias LockPrimitive = pthread_mutex_t
 #endif
 
 /// A value behind a lock, used as a transaction: `withLock { state in … }`.
@@ -24,13 +24,15 @@ package struct Locked<Value>: @unchecked Sendable {
     // @unchecked Sendable: the value is read and written only inside `withLock`, which holds the lock
     // for the whole access; the flags are read and written only with the atomic functions of
     // CCoalescingSupport.
-    private let storage: LockStorage<Value>
+    @usableFromInline let storage: LockStorage<Value>
 
     package init(_ value: Value) {
         storage = LockStorage.make(value)
     }
 
-    @inline(__always)
+    // Inlinable: the other modules of the package lock on every request and delivery, and a call into
+    // unspecialised generic code here cost more than the lock itself.
+    @inlinable
     package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         try storage.withLock(body)
     }
@@ -46,14 +48,21 @@ package struct Locked<Value>: @unchecked Sendable {
 }
 
 /// The lock and the flag bytes, stored as the single element of the allocation.
+@usableFromInline
 package struct LockCell {
-    var lock: LockPrimitive
-    var flags: UInt64
+    @usableFromInline var lock: LockPrimitive
+    @usableFromInline var flags: UInt64
+
+    @usableFromInline init(lock: LockPrimitive, flags: UInt64) {
+        self.lock = lock
+        self.flags = flags
+    }
 }
 
 /// The allocation behind ``Locked``: the value as the header, the lock as the single element, so the
 /// lock's address is stable and needs no allocation of its own.
-private final class LockStorage<Value>: ManagedBuffer<Value, LockCell> {
+@usableFromInline
+package final class LockStorage<Value>: ManagedBuffer<Value, LockCell> {
     static func make(_ value: Value) -> LockStorage<Value> {
         let buffer = create(minimumCapacity: 1) { _ in value }
         let storage = unsafeDowncast(buffer, to: LockStorage<Value>.self)
@@ -78,8 +87,8 @@ private final class LockStorage<Value>: ManagedBuffer<Value, LockCell> {
         }
     }
 
-    @inline(__always)
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    @inlinable
+    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         try withUnsafeMutablePointers { value, cell in
             let lock = UnsafeMutableRawPointer(cell).advanced(by: MemoryLayout<LockCell>.offset(of: \.lock)!)
                 .assumingMemoryBound(to: LockPrimitive.self)

@@ -23,8 +23,11 @@ public protocol ViewUpdating: AnyObject {
 /// one) under the usual precedence rules; plain `@NeedsUpdate` leaves the flag to the context.
 ///
 /// ```swift
-/// @NeedsUpdate var title = ""                         // equal titles request nothing
-/// @NeedsUpdate(animated: true) var progress = 0.0     // changes animate
+/// final class DownloadViewController: UIViewController, ViewUpdating {
+///     let updateContext = ViewUpdatingContext()
+///     @NeedsUpdate var title = ""                         // equal titles request nothing
+///     @NeedsUpdate(animated: true) var progress = 0.0     // changes animate
+/// }
 /// ```
 ///
 /// > Important: It works only on stored properties of classes that conform to ``ViewUpdating``; anywhere

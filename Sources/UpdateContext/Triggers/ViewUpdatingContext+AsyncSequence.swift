@@ -27,6 +27,7 @@ extension ViewUpdatingContext {
     /// a notification or a value stream. Requests coalesce like any other.
     ///
     /// ```swift
+    /// let context = ViewUpdatingContext()
     /// let (changes, continuation) = AsyncStream.makeStream(of: Int.self)
     /// let subscription = context.setNeedsUpdate(on: changes)
     /// continuation.yield(1)     // from any thread: one coalesced request

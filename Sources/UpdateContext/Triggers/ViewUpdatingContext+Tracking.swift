@@ -10,11 +10,22 @@ extension ViewUpdatingContext {
     /// `updateProperties()`, on every platform that has the Observation module.
     ///
     /// ```swift
-    /// context.onUpdate(tracking: true) { [weak self] animated in
-    ///     guard let self else { return }
-    ///     titleLabel.text = model.title        // a change to model.title requests an update
+    /// import Observation
+    ///
+    /// @Observable final class Model { var title = "" }
+    ///
+    /// final class TitleViewController: UIViewController {
+    ///     let context = ViewUpdatingContext()
+    ///     let model = Model()
+    ///
+    ///     func start() {
+    ///         context.onUpdate(tracking: true) { [weak self] animated in
+    ///             guard let self else { return }
+    ///             titleLabel.text = model.title    // a change to model.title requests an update
+    ///         }
+    ///         context.update()                      // the first delivery starts tracking
+    ///     }
     /// }
-    /// context.update()                          // the first delivery starts tracking
     /// ```
     ///
     /// - Parameters:
