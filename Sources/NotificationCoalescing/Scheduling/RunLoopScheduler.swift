@@ -97,7 +97,7 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
     public override func isCommon(_ mode: RunLoop.Mode) -> Bool {
         if mode == .common || mode == .default { return true }
         guard let commonObserver else { return false }
-        return CFRunLoopContainsObserver(runLoop, commonObserver, cfModeName(mode))
+        return CFRunLoopContainsObserver(runLoop, commonObserver, runLoopModeName(mode))
     }
 
     public override var currentMode: RunLoop.Mode? {
@@ -111,7 +111,7 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
             return new
         }
         for mode in added {
-            CFRunLoopAddObserver(runLoop, customObserver, cfModeName(mode))
+            CFRunLoopAddObserver(runLoop, customObserver, runLoopModeName(mode))
         }
     }
 
@@ -123,18 +123,3 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
         }
     }
 }
-
-// Darwin's CoreFoundation types run-loop modes as `CFRunLoopMode`; Linux's takes plain `CFString`s.
-#if canImport(Darwin)
-private var commonModesName: CFRunLoopMode { .commonModes }
-
-private func cfModeName(_ mode: RunLoop.Mode) -> CFRunLoopMode {
-    CFRunLoopMode(mode.rawValue as CFString)
-}
-#else
-private var commonModesName: CFString { kCFRunLoopCommonModes }
-
-private func cfModeName(_ mode: RunLoop.Mode) -> CFString {
-    CFStringCreateWithCString(nil, mode.rawValue, CFStringBuiltInEncodings.UTF8.rawValue)
-}
-#endif

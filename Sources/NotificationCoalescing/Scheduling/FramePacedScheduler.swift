@@ -1,0 +1,131 @@
+import CoreFoundation
+import Foundation
+
+/// Ends a cycle at most once per display frame, on the main thread: for fast sources.
+///
+/// A ``RunLoopScheduler`` ends a cycle at every turn of the run loop, and every wake-up from another
+/// thread makes a turn: a background source sending thousands of requests a second gets hundreds to
+/// thousands of deliveries a second, far more than a display shows. This scheduler turns once per frame
+/// instead: every request made within a frame is delivered by that frame's one turn.
+///
+/// ```swift
+/// let context = ViewUpdatingContext(scheduler: .framePaced)
+/// // a producer thread calls context.setNeedsUpdate() 10 000 times a second…
+/// // …and the view renders at most once per frame, in that frame
+/// ```
+///
+/// - The clock is a `CADisplayLink` on iOS, tvOS and visionOS (one tick per display refresh). On macOS,
+///   watchOS and Linux it is a run-loop timer at ``framesPerSecond`` (60 by default): AppKit offers a
+///   display link only from macOS 14, and only per view or screen.
+/// - Idle costs nothing: when a tick leaves no work waiting, the clock pauses (no wake-ups, no battery);
+///   the next request resumes it, and is delivered at the next frame boundary.
+/// - Only the cadence changes: the animated-flag rules, `update()` (immediate) and the release rules of
+///   the contexts are those of every scheduler.
+///
+/// > Important: Turns run on the main thread, whose run loop must run (an app's does; under
+/// > `dispatchMain()` no run loop turns on Linux). Create schedulers, and read ``tickCount`` and
+/// > ``isPaused``, on the main thread; requests may come from any thread.
+public final class FramePacedScheduler: CoalescingScheduler, @unchecked Sendable {
+    // @unchecked Sendable: `clock`, `tickCount` and `extraModes` are read and written on the main thread
+    // only (the clock ticks there, `requestTurn` hops there, `prepare(modes:)` is guarded by a lock);
+    // `framesPerSecond` is immutable.
+    private nonisolated(unsafe) var clock: (any FrameClock)?
+    private nonisolated(unsafe) var ticks = 0
+    private let modes = Locked<Set<RunLoop.Mode>>([])
+
+    /// The main thread's frame-paced scheduler at the display's rate (60 Hz where a timer stands in).
+    /// Its clock is created on the main thread the first time it is needed.
+    public static let main = FramePacedScheduler(framesPerSecond: 60)
+
+    /// How many frames a timer clock ticks per second (a display link follows the display instead).
+    public let framesPerSecond: Double
+
+    /// Creates a scheduler pacing the main thread's deliveries.
+    ///
+    /// - Parameter framesPerSecond: The timer clock's rate, where no display link is used (macOS,
+    ///   watchOS, Linux); must be above 0 and at most 1 000.
+    public init(framesPerSecond: Double = 60) {
+        precondition(
+            framesPerSecond > 0 && framesPerSecond <= 1_000,
+            "FramePacedScheduler(framesPerSecond:) needs a rate above 0 and at most 1 000; got \(framesPerSecond)")
+        self.framesPerSecond = framesPerSecond
+        super.init()
+    }
+
+    deinit {
+        clock?.invalidate()
+    }
+
+    public override var isMainThreadScheduler: Bool { true }
+
+    public override var isCurrent: Bool { ThreadIdentity.isMainThread }
+
+    public override var currentMode: RunLoop.Mode? {
+        isCurrent ? RunLoop.current.currentMode : nil
+    }
+
+    public override func isCommon(_ mode: RunLoop.Mode) -> Bool {
+        RunLoopScheduler.main.isCommon(mode)
+    }
+
+    /// How many frames have ticked so far (each runs at most one turn). Main thread.
+    public var tickCount: Int {
+        precondition(isCurrent, "FramePacedScheduler.tickCount is read on the main thread")
+        return ticks
+    }
+
+    /// Whether the clock is paused: nothing is waiting, so no frame ticks. Main thread.
+    public var isPaused: Bool {
+        precondition(isCurrent, "FramePacedScheduler.isPaused is read on the main thread")
+        return clock?.isPaused ?? true
+    }
+
+    public override func prepare(modes requested: [RunLoop.Mode]) {
+        let added = modes.withLock { known -> [RunLoop.Mode] in
+            let new = requested.filter { $0 != .common && $0 != .default && !known.contains($0) }
+            known.formUnion(new)
+            return new
+        }
+        guard !added.isEmpty else { return }
+        onMainThread { [self] in
+            for mode in added { clock?.add(mode: mode) }
+        }
+    }
+
+    /// Resumes the clock: the next frame turns. From another thread, the main thread is woken to do it.
+    public override func requestTurn(insideTurn: Bool) {
+        onMainThread { [self] in resume() }
+    }
+
+    private func onMainThread(_ body: @escaping @Sendable () -> Void) {
+        if isCurrent {
+            body()
+        } else {
+            RunLoop.main.perform(inModes: [.common], block: body)
+            CFRunLoopWakeUp(CFRunLoopGetMain())
+        }
+    }
+
+    private func resume() {
+        if clock == nil {
+            let clock = makeFrameClock(framesPerSecond: framesPerSecond) { [unowned self] in tick() }
+            for mode in modes.withLock({ $0 }) { clock.add(mode: mode) }
+            self.clock = clock
+        }
+        clock?.isPaused = false
+    }
+
+    private func tick() {
+        ticks += 1
+        let mode = RunLoop.current.currentMode
+        runTurn(mode: mode, isCommonMode: mode.map(isCommon) ?? true)
+        // Work asked for during the turn (or by another thread since) keeps the clock running; otherwise it
+        // pauses until the next request, whose `requestTurn` resumes it.
+        if !hasRequestedTurn { clock?.isPaused = true }
+    }
+}
+
+extension CoalescingScheduler {
+    /// The main thread, at most once per display frame: `FramePacedScheduler.main`.
+    public static var framePaced: CoalescingScheduler { FramePacedScheduler.main }
+}
