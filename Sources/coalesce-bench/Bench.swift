@@ -19,6 +19,7 @@ struct Bench {
     var fanOut: [Int: (ours: Double, floor: Double, foundation: Double?)] = [:]
     var idleBytes: Double?
     var enqueueCost: [Int: Double] = [:]
+    var source: (perTurn: SourceRun, perFrame: SourceRun, dispatch: SourceRun, observation: SourceRun)?
 
     init(config: Config, report: Report) {
         self.config = config

@@ -83,7 +83,7 @@ extension Bench {
                 scenario: "cross-thread (requests/s, 4 threads)", n: total, unit: "req/s", ours: oursRate,
                 dispatchPerRequest: dRate,
                 oursDeliveries: "\(deliveries.value) in \(oursTurns) turns, \(lost) lost",
-                note: "higher is better here"))
+                note: "higher is better here", higherIsBetter: true))
         withExtendedLifetime(context) {}
     }
 }

@@ -13,9 +13,8 @@ struct Row: Codable {
     var floor: Double?
     var oursDeliveries: String
     var note: String = ""
-
-    /// Whether bigger figures are better (a rate), not smaller (a time or a size).
-    var higherIsBetter: Bool { unit.hasSuffix("/s") }
+    /// Whether bigger figures are better (a throughput), not smaller (a time, a size, a delivery rate).
+    var higherIsBetter = false
 
     /// How many times better ours is than `other` (above 1: ours wins).
     func advantage(over other: Double?) -> Double? {

@@ -4,24 +4,31 @@ import Foundation
 // NotificationQueue, one Dispatch block per request, Observation tracking, and a hand-written floor.
 
 var argumentList = Array(CommandLine.arguments.dropFirst())
-var only: String?
-if let index = argumentList.firstIndex(of: "--only") {
-    guard index + 1 < argumentList.count else {
-        FileHandle.standardError.write(Data("coalesce-bench: --only needs a scenario name (see --help)\n".utf8))
+
+/// Takes `--name VALUE` out of the arguments.
+@MainActor
+func value(of option: String, what: String) -> String? {
+    guard let index = argumentList.firstIndex(of: option) else { return nil }
+    guard index + 1 < argumentList.count, !argumentList[index + 1].hasPrefix("--") else {
+        FileHandle.standardError.write(Data("coalesce-bench: \(option) needs \(what) (see --help)\n".utf8))
         exit(2)
     }
-    only = argumentList[index + 1]
-    argumentList.removeSubrange(index...(index + 1))
+    defer { argumentList.removeSubrange(index...(index + 1)) }
+    return argumentList[index + 1]
 }
+let only = value(of: "--only", what: "a scenario name")
+let svgDirectory = value(of: "--svg", what: "a directory")
 let arguments = Set(argumentList)
 if arguments.contains("--help") || arguments.contains("-h") {
     print(
         """
-        usage: coalesce-bench [--quick] [--json] [--strict] [--only SCENARIO]
+        usage: coalesce-bench [--quick] [--json] [--strict] [--only SCENARIO] [--svg DIR]
           --quick   a short run (well under 30 s) that still checks every delivery; sizes are capped
           --json    print the report as JSON instead of the table
           --strict  also exit non-zero when a speed or memory target is not met
-          --only    run one scenario: memory, dirty, burst, fan-out, mixed, tracking, cross-thread, enqueue, seed
+          --only    run one scenario: memory, dirty, burst, fan-out, mixed, tracking,
+                    cross-thread, fast-source, enqueue, seed
+          --svg     also write the charts as self-contained SVG into DIR (fan-out.svg, fast-source.svg)
         Exit status: 1 when any delivery check fails (or, with --strict, a target is missed); 2 on bad usage.
         """)
     exit(0)
@@ -33,7 +40,7 @@ if let unknown = arguments.subtracting(known).first {
 }
 
 if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
-    run(arguments: arguments, only: only)
+    run(arguments: arguments, only: only, svgDirectory: svgDirectory)
 } else {
     // Observation, one of the baselines, needs these systems; the libraries themselves do not.
     FileHandle.standardError.write(Data("coalesce-bench: needs macOS 14 or newer (the Observation baseline)\n".utf8))
@@ -42,7 +49,7 @@ if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 @MainActor
-func run(arguments: Set<String>, only: String?) {
+func run(arguments: Set<String>, only: String?, svgDirectory: String?) {
     let config = Config(quick: arguments.contains("--quick"))
     var machine = "\(ProcessInfo.processInfo.activeProcessorCount) cores"
     #if os(Linux)
@@ -60,6 +67,7 @@ func run(arguments: Set<String>, only: String?) {
         ("mixed", { $0.mixedFlags() }),
         ("tracking", { $0.tracking() }),
         ("cross-thread", { $0.crossThread() }),
+        ("fast-source", { $0.fastSource() }),
         ("enqueue", { $0.enqueueScaling() }),
         ("seed", { $0.seedShape() }),  // last: its queues are never freed and slow every later turn
     ]
@@ -81,6 +89,16 @@ func run(arguments: Set<String>, only: String?) {
     } else {
         print("coalesce-bench (\(report.mode) run, \(report.machine)); times are medians, ns unless noted\n")
         print(report.table())
+    }
+    if let svgDirectory {
+        do {
+            for file in try Charts.write(report, to: URL(fileURLWithPath: svgDirectory)) {
+                progress("wrote \(file.path)")
+            }
+        } catch {
+            FileHandle.standardError.write(Data("coalesce-bench: cannot write the charts: \(error)\n".utf8))
+            exit(1)
+        }
     }
     if !report.allChecksPassed {
         FileHandle.standardError.write(Data("coalesce-bench: a delivery check FAILED\n".utf8))
