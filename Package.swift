@@ -15,6 +15,9 @@ let package = Package(
         .target(name: "CCoalescingSupport"),
         .target(name: "NotificationCoalescing", dependencies: ["CCoalescingSupport"]),
         .target(name: "UpdateContext", dependencies: ["NotificationCoalescing", "CCoalescingSupport"]),
+        // Views using every built-in @ViewInvalidating invalidation, so that the Apple type-check compiles
+        // them for UIKit and AppKit. No product exports it.
+        .target(name: "InvalidationExamples", dependencies: ["UpdateContext"]),
         // The benchmark is an executable that no product exports: it stays out of the public surface.
         .executableTarget(
             name: "coalesce-bench",
