@@ -3,31 +3,43 @@
 /// ``remove()`` detaches it. Calling it more than once, from any thread, or after the context that
 /// created it is gone, is harmless.
 ///
+/// Removal is final: once `remove()` has returned, the handler is never called again — not even later in
+/// a post or delivery under way — and what it captured is released.
+///
 /// > Important: `remove()` does not interrupt a handler call already under way on another thread;
 /// > once it has returned, no new call of the handler starts.
 public final class NotificationObserver: Sendable, Hashable {
     private enum State {
         case unattached
         case attached(@Sendable () -> Void)
+        case target(any RegistrationTarget, UInt64)
         case removed
     }
 
-    private let state: Locked<State>
+    // nonisolated(unsafe): read and written only under the object's striped lock (`StripedLocks`), which
+    // saves every token a lock of its own (most contexts hold one token per updater).
+    private nonisolated(unsafe) var state: State
 
     /// Creates a token whose first ``remove()`` runs `onRemove`.
     package init(onRemove: @escaping @Sendable () -> Void) {
-        state = Locked(.attached(onRemove))
+        state = .attached(onRemove)
+    }
+
+    /// Creates a token whose first ``remove()`` calls `target.removeRegistration(id)`: no closure to
+    /// allocate, for registrations made by the thousand.
+    package init(target: any RegistrationTarget, id: UInt64) {
+        state = .target(target, id)
     }
 
     /// Creates a token whose removal is given later by ``attach(_:)`` (a handler may need its token
     /// before the registration exists).
     package init() {
-        state = Locked(.unattached)
+        state = .unattached
     }
 
     /// Gives the token its removal. If ``remove()`` was already called, `onRemove` runs at once.
     package func attach(_ onRemove: @escaping @Sendable () -> Void) {
-        let removeNow = state.withLock { state -> Bool in
+        let removeNow = StripedLocks.withLock(for: self) { () -> Bool in
             if case .removed = state { return true }
             state = .attached(onRemove)
             return false
@@ -37,20 +49,24 @@ public final class NotificationObserver: Sendable, Hashable {
 
     /// Whether ``remove()`` has not been called yet.
     public var isActive: Bool {
-        state.withLock {
-            if case .removed = $0 { return false }
+        StripedLocks.withLock(for: self) {
+            if case .removed = state { return false }
             return true
         }
     }
 
     /// Detaches the registration. Idempotent and thread-safe.
     public func remove() {
-        let action = state.withLock { state -> (@Sendable () -> Void)? in
+        let previous = StripedLocks.withLock(for: self) { () -> State in
             defer { state = .removed }
-            if case .attached(let action) = state { return action }
-            return nil
+            return state
         }
-        action?()
+        // Outside the lock: removal may release captures, whose deinit may run any code.
+        switch previous {
+        case .attached(let action): action()
+        case .target(let target, let id): target.removeRegistration(id)
+        case .unattached, .removed: break
+        }
     }
 
     public static func == (lhs: NotificationObserver, rhs: NotificationObserver) -> Bool {
@@ -60,4 +76,11 @@ public final class NotificationObserver: Sendable, Hashable {
     public func hash(into hasher: inout Hasher) {
         hasher.combine(ObjectIdentifier(self))
     }
+}
+
+/// What a token removes a registration from, by id. Called from any thread: it synchronises itself (not
+/// `Sendable` by requirement, so that a `ManagedBuffer` subclass can be one).
+package protocol RegistrationTarget: AnyObject {
+    /// Removes registration `id`; called at most once per id, on any thread.
+    func removeRegistration(_ id: UInt64)
 }

@@ -29,6 +29,17 @@ extension Bench {
         turnMainRunLoop()
         let leftover = mallocBytesInUse() - before
 
+        // What a token costs when the caller keeps it (the row above lets it go, as most callers do).
+        let tokenBefore = mallocBytesInUse()
+        var tokens: [ViewUpdatingContext.ViewUpdater] = []
+        tokens.reserveCapacity(n)
+        let tokenArray = mallocBytesInUse() - tokenBefore
+        let holder = ViewUpdatingContext(refreshEvents: [])
+        for _ in 0..<n { tokens.append(holder.onUpdate { _ in }) }
+        holder.removeUpdaters()  // what stays is the tokens (and the one context)
+        let tokenBytes = Double(mallocBytesInUse() - tokenBefore - tokenArray) / Double(n)
+        withExtendedLifetime(tokens) {}
+
         let floorBefore = mallocBytesInUse()
         var floors: [FloorContext] = []
         floors.reserveCapacity(n)
@@ -41,6 +52,10 @@ extension Bench {
             Row(
                 scenario: "memory, idle context (malloc)", n: n, unit: "bytes", ours: idle, floor: floorBytes,
                 oursDeliveries: "–", note: String(format: "RSS growth %.0f B/context", rssIdle)))
+        report.rows.append(
+            Row(
+                scenario: "memory, a held updater token (malloc)", n: n, unit: "bytes", ours: tokenBytes,
+                oursDeliveries: "–", note: "the token alone, kept after its updater was removed"))
         report.rows.append(
             Row(
                 scenario: "memory, dirty context (malloc)", n: n, unit: "bytes", ours: dirtyBytes, oursDeliveries: "–",

@@ -1,3 +1,4 @@
+import CMallocStats
 import Foundation
 import NotificationCoalescing
 import UpdateContext
@@ -130,5 +131,25 @@ final class UpdaterRemovalTests: XCTestCase {
         context.update()
         XCTAssertEqual(calls.count, 1)
         XCTAssertEqual(context.updaterCount, 0)
+    }
+}
+
+/// How much an idle context costs: one public face and one storage allocation (state machine, inbox,
+/// first updater, flags), with no lock of its own.
+final class ContextDensityTests: XCTestCase {
+    func testAnIdleContextWithOneUpdaterTakesAtMost256Bytes() {
+        let count = 10_000
+        var contexts: [ViewUpdatingContext] = []
+        contexts.reserveCapacity(count)
+        let before = malloc_stats_bytes_in_use()
+        for _ in 0..<count {
+            let context = ViewUpdatingContext(scheduler: .mainRunLoop)  // joins the lifecycle refresh too
+            context.onUpdate { _ in }
+            contexts.append(context)
+        }
+        let perContext = (malloc_stats_bytes_in_use() - before) / count
+        XCTAssertLessThanOrEqual(perContext, 256, "bytes per idle context with one updater")
+        contexts.removeAll()
+        XCTAssertLessThan(malloc_stats_bytes_in_use() - before, count * 8, "released contexts free what they held")
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 
 /// The storage of a ``NotificationCoalescingContext``: its held notifications and its place in the
 /// scheduler. The scheduler holds this, never the context, so releasing the context frees it at once.
-final class CoalescingCore: TurnClient {
+final class CoalescingCore: TurnClient, Sendable {
     private struct State {
         var queue = PendingQueue()
         /// Whether the scheduler holds this core (waiting for a turn, or parked for another mode).

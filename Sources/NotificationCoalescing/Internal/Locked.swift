@@ -40,14 +40,12 @@ package struct Locked<Value>: @unchecked Sendable {
     /// Eight bytes beside the lock for one-byte atomic flags (`cvu_flag_load_acquire(flags + i)` …),
     /// zero at first. The address is stable for as long as this `Locked` (or a copy of it) lives.
     package var flags: UnsafeMutablePointer<UInt8> {
-        storage.withUnsafeMutablePointerToElements { cell in
-            UnsafeMutableRawPointer(cell).advanced(by: MemoryLayout<LockCell>.offset(of: \.flags)!)
-                .assumingMemoryBound(to: UInt8.self)
-        }
+        storage.withUnsafeMutablePointerToElements { LockCell.flags($0) }
     }
 }
 
-/// The lock and the flag bytes, stored as the single element of the allocation.
+/// A lock and eight flag bytes, at a stable address (a `ManagedBuffer` element, or memory allocated by
+/// hand): what ``Locked``, the striped locks and the update storage are built on.
 @usableFromInline
 package struct LockCell {
     @usableFromInline var lock: LockPrimitive
@@ -56,6 +54,48 @@ package struct LockCell {
     @usableFromInline init(lock: LockPrimitive, flags: UInt64) {
         self.lock = lock
         self.flags = flags
+    }
+
+    /// Initialises the cell at `cell` (unlocked, flags zero).
+    package static func initialize(_ cell: UnsafeMutablePointer<LockCell>) {
+        #if canImport(Darwin)
+        cell.initialize(to: LockCell(lock: os_unfair_lock(), flags: 0))
+        #else
+        cell.initialize(to: LockCell(lock: pthread_mutex_t(), flags: 0))
+        let rc = pthread_mutex_init(&cell.pointee.lock, nil)
+        precondition(rc == 0, "pthread_mutex_init failed: \(rc)")
+        #endif
+    }
+
+    /// Undoes ``initialize(_:)``.
+    package static func deinitialize(_ cell: UnsafeMutablePointer<LockCell>) {
+        #if !canImport(Darwin)
+        pthread_mutex_destroy(&cell.pointee.lock)
+        #endif
+        _ = cell.deinitialize(count: 1)
+    }
+
+    /// Runs `body` holding the lock at `cell`. Never call out to user code inside.
+    @inlinable
+    package static func withLock<Result>(
+        _ cell: UnsafeMutablePointer<LockCell>, _ body: () throws -> Result
+    ) rethrows -> Result {
+        let lock = UnsafeMutableRawPointer(cell).advanced(by: MemoryLayout<LockCell>.offset(of: \.lock)!)
+            .assumingMemoryBound(to: LockPrimitive.self)
+        #if canImport(Darwin)
+        os_unfair_lock_lock(lock)
+        defer { os_unfair_lock_unlock(lock) }
+        #else
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        #endif
+        return try body()
+    }
+
+    /// The flag bytes of the cell at `cell`, for the atomic functions of CCoalescingSupport.
+    package static func flags(_ cell: UnsafeMutablePointer<LockCell>) -> UnsafeMutablePointer<UInt8> {
+        UnsafeMutableRawPointer(cell).advanced(by: MemoryLayout<LockCell>.offset(of: \.flags)!)
+            .assumingMemoryBound(to: UInt8.self)
     }
 }
 
@@ -66,40 +106,18 @@ package final class LockStorage<Value>: ManagedBuffer<Value, LockCell> {
     static func make(_ value: Value) -> LockStorage<Value> {
         let buffer = create(minimumCapacity: 1) { _ in value }
         let storage = unsafeDowncast(buffer, to: LockStorage<Value>.self)
-        storage.withUnsafeMutablePointerToElements { cell in
-            #if canImport(Darwin)
-            cell.initialize(to: LockCell(lock: os_unfair_lock(), flags: 0))
-            #else
-            cell.initialize(to: LockCell(lock: pthread_mutex_t(), flags: 0))
-            let rc = pthread_mutex_init(&cell.pointee.lock, nil)
-            precondition(rc == 0, "pthread_mutex_init failed: \(rc)")
-            #endif
-        }
+        storage.withUnsafeMutablePointerToElements { LockCell.initialize($0) }
         return storage
     }
 
     deinit {
-        withUnsafeMutablePointerToElements { cell in
-            #if !canImport(Darwin)
-            pthread_mutex_destroy(&cell.pointee.lock)
-            #endif
-            _ = cell.deinitialize(count: 1)
-        }
+        withUnsafeMutablePointerToElements { LockCell.deinitialize($0) }
     }
 
     @inlinable
     package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         try withUnsafeMutablePointers { value, cell in
-            let lock = UnsafeMutableRawPointer(cell).advanced(by: MemoryLayout<LockCell>.offset(of: \.lock)!)
-                .assumingMemoryBound(to: LockPrimitive.self)
-            #if canImport(Darwin)
-            os_unfair_lock_lock(lock)
-            defer { os_unfair_lock_unlock(lock) }
-            #else
-            pthread_mutex_lock(lock)
-            defer { pthread_mutex_unlock(lock) }
-            #endif
-            return try body(&value.pointee)
+            try LockCell.withLock(cell) { try body(&value.pointee) }
         }
     }
 }

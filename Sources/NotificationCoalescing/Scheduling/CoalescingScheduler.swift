@@ -240,7 +240,11 @@ package struct SchedulerTurn {
 }
 
 /// Something that has work waiting for a scheduler's turn.
-package protocol TurnClient: AnyObject, Sendable {
+///
+/// Clients are handed between threads (scheduled from any thread, called on the scheduler's): each must
+/// synchronise its own state. Not `Sendable` by requirement, so that a `ManagedBuffer` subclass (which no
+/// `Sendable` type may be) can be one.
+package protocol TurnClient: AnyObject {
     /// Does the work the turn admits, on the scheduler's thread.
     ///
     /// - Returns: `true` when work remains that this turn did not admit (it waits for another mode);

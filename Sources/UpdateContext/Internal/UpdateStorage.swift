@@ -8,47 +8,77 @@ import NotificationCoalescing
 /// Two worlds meet here. The state machine is confined to the main thread (the scheduler's thread) and
 /// read without a lock, which keeps a request on an already-dirty context at a few nanoseconds.
 /// What other threads touch — the inbox of their requests, the updaters, the link — is in `shared`,
-/// behind a lock, with one-byte atomic flags beside it so that the main thread takes the lock only
-/// when there is something to take.
+/// behind a lock, with one-byte atomic flags (the buffer's elements) so that the main thread takes the
+/// lock only when there is something to take.
 ///
 /// The path of a request: ``setNeedsUpdate(_:)`` → (main thread) the machine's `setNeedsUpdate` →
 /// `.askForTurn` → `scheduleOnOwnerThread` → at the end of the cycle the scheduler calls
 /// ``performTurn(_:)`` → `turnBegan`, the inbox applied, `turnEnded` → ``deliver(_:)`` → each updater.
 /// From another thread: ``post(_:)`` puts it in the inbox and registers for the next turn (one wake-up),
 /// where it is applied and delivered in that same turn.
-final class UpdateStorage: TurnClient, @unchecked Sendable {
-    // @unchecked Sendable: `machine` is read and written only on the scheduler's thread — every entry
-    // point checks `scheduler.isCurrent` first, or is `performTurn`, which the scheduler calls there.
-    // `machine` is `@exclusivity(unchecked)`: confined to one thread, and never mutated across a call out
-    // to user code (updaters run after the event returned), so no access can overlap another; the dynamic
-    // checks would cost a thread-local lookup on every request. Everything else is immutable, atomic
-    // (`flags`), or inside `shared`.
-    let scheduler: CoalescingScheduler
-    @exclusivity(unchecked) private var machine = UpdateStateMachine()
-    private let shared: Locked<Shared>
-    /// One-byte atomic flags in `shared`'s allocation (indexes below).
-    private let flags: UnsafeMutablePointer<UInt8>
+final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient, RegistrationTarget {
+    // Not `Sendable` by declaration (no `ManagedBuffer` may be), but safe to share: the header's `machine`
+    // is read and written only on the scheduler's thread — every entry point checks `isOnSchedulerThread`
+    // first, or is `performTurn`, which the scheduler calls there — and never across a call out to user
+    // code (updaters run after the event returned). The header's `shared` is read and written only under
+    // this object's striped lock (`withShared`). The flag bytes (the elements) only with the atomic
+    // functions of CCoalescingSupport. `scheduler` is immutable.
+    //
+    // One allocation holds it all (scheduler, state machine, inbox, first updater, flags): a context is
+    // this and its public face. The lock is striped (`StripedLocks`): a `pthread_mutex_t` alone is 40
+    // bytes on Linux, and every critical section here is a few instructions that never call out.
 
     private static let inboxFlag = 0  // the inbox holds requests (set under the lock)
     private static let scheduledFlag = 1  // the machine's `isScheduled`, for other threads
     private static let cancelledFlag = 2  // the context is gone
     private static let animatedFlag = 3  // the default `animated`
+    private static let flagCount = 8
 
-    private struct Shared {
-        var inbox: [UpdateRequest] = []
-        /// Whether the inbox has registered this storage for a turn that has not drained it yet.
-        var inboxIsQueued = false
-        var isCancelled = false
-        var updaters = UpdaterList()
-        /// Created on first use (Observation tracking, async sequences): most contexts never need one.
-        var link: UpdateLink?
+    static func make(animated: Bool, scheduler: CoalescingScheduler) -> UpdateStorage {
+        let buffer = create(minimumCapacity: flagCount) { _ in UpdateStorageHeader(scheduler: scheduler) }
+        let storage = unsafeDowncast(buffer, to: UpdateStorage.self)
+        storage.withUnsafeMutablePointerToElements { $0.initialize(repeating: 0, count: flagCount) }
+        cvu_flag_store_relaxed(storage.flags + animatedFlag, animated)
+        return storage
     }
 
-    init(animated: Bool, scheduler: CoalescingScheduler) {
-        self.scheduler = scheduler
-        shared = Locked(Shared())
-        flags = shared.flags
-        cvu_flag_store_relaxed(flags + Self.animatedFlag, animated)
+    /// One field of the header, in place. The header's address is stable for this object's life (a
+    /// `ManagedBuffer`'s header does not move). Each field gets a pointer of its own, so that an access
+    /// to one (the state machine, on the main thread) is never an access to another (the shared state,
+    /// under the lock, from any thread); and pointers skip the dynamic exclusivity checks of a class
+    /// property, which the confinement and locking described above make unnecessary.
+    @inline(__always)
+    private func field<Field>(_ path: KeyPath<UpdateStorageHeader, Field>) -> UnsafeMutablePointer<Field> {
+        withUnsafeMutablePointerToHeader { header in
+            UnsafeMutableRawPointer(header).advanced(by: MemoryLayout<UpdateStorageHeader>.offset(of: path)!)
+                .assumingMemoryBound(to: Field.self)
+        }
+    }
+
+    /// The state machine: main thread (the scheduler's thread) only.
+    @inline(__always)
+    private var machinePointer: UnsafeMutablePointer<UpdateStateMachine> { field(\.machine) }
+
+    /// The flag bytes (see the indexes above), stable for this object's life.
+    @inline(__always)
+    private var flags: UnsafeMutablePointer<UInt8> {
+        withUnsafeMutablePointerToElements { $0 }
+    }
+
+    var scheduler: CoalescingScheduler { field(\.scheduler).pointee }
+
+    /// Whether the calling thread is the scheduler's (the main thread): asked on every request, so asked
+    /// without retaining the scheduler.
+    @inline(__always)
+    private var isOnSchedulerThread: Bool {
+        field(\.unretainedScheduler).pointee._withUnsafeGuaranteedRef { $0.isCurrent }
+    }
+
+    /// Runs `body` on the shared state under the lock. Never call out to user code inside.
+    @inline(__always)
+    private func withShared<Result>(_ body: (inout UpdateStorageHeader.Shared) -> Result) -> Result {
+        let shared = field(\.shared)
+        return StripedLocks.withLock(for: self) { body(&shared.pointee) }
     }
 
     var animated: Bool {
@@ -63,14 +93,14 @@ final class UpdateStorage: TurnClient, @unchecked Sendable {
 
     @inline(__always)
     func setNeedsUpdate(_ flag: Bool?) {
-        guard scheduler.isCurrent else {
+        guard isOnSchedulerThread else {
             post(.setNeedsUpdate(flag))
             return
         }
         // The fast path: an already-dirty context with nothing new takes no lock and allocates nothing.
-        if !inboxHasRequests && machine.isNoOp(flag) { return }
+        if !inboxHasRequests && machinePointer.pointee.isNoOp(flag) { return }
         drainInboxIfNeeded()
-        perform(machine.setNeedsUpdate(flag))
+        perform(machinePointer.pointee.setNeedsUpdate(flag))
     }
 
     func update(_ flag: Bool?) {
@@ -79,57 +109,57 @@ final class UpdateStorage: TurnClient, @unchecked Sendable {
             because: "it delivers synchronously, and updaters run only on the main thread. "
                 + "Call setNeedsUpdate(animated:) from other threads.")
         drainInboxIfNeeded()
-        perform(machine.update(flag, defaultAnimated: animated))
+        perform(machinePointer.pointee.update(flag, defaultAnimated: animated))
     }
 
     /// A lifecycle event: `update()` on the main thread, a deferred update anywhere else.
     func refresh() {
-        guard scheduler.isCurrent else {
+        guard isOnSchedulerThread else {
             post(.update(nil))
             return
         }
         drainInboxIfNeeded()
-        perform(machine.update(nil, defaultAnimated: animated))
+        perform(machinePointer.pointee.update(nil, defaultAnimated: animated))
     }
 
     func updateIfNeeded() {
         requireMainThread("updateIfNeeded()")
         drainInboxIfNeeded()
-        let delivery = machine.updateIfNeeded(defaultAnimated: animated)
+        let delivery = machinePointer.pointee.updateIfNeeded(defaultAnimated: animated)
         publishScheduled()
         if let delivery { deliver(delivery) }
     }
 
     /// Exact on the main thread; elsewhere a snapshot (another thread may change it right after).
     var isUpdatePending: Bool {
-        if scheduler.isCurrent { return machine.rules.isScheduled || inboxHasRequests }
+        if isOnSchedulerThread { return machinePointer.pointee.rules.isScheduled || inboxHasRequests }
         return cvu_flag_load_acquire(flags + Self.scheduledFlag) || inboxHasRequests
     }
 
     var isSuspended: Bool {
         requireMainThread("isSuspended")
-        return machine.rules.isSuspended
+        return machinePointer.pointee.rules.isSuspended
     }
 
     func suspend() {
         requireMainThread("suspend()")
-        machine.suspend()
+        machinePointer.pointee.suspend()
     }
 
     func resume() {
         requireMainThread("resume()")
         drainInboxIfNeeded()
-        perform(machine.resume(defaultAnimated: animated))
+        perform(machinePointer.pointee.resume(defaultAnimated: animated))
     }
 
     /// Whether the delivery under way was forced (`update()`, a refresh): main thread, inside updaters.
     var isForcedDelivery: Bool {
-        scheduler.isCurrent && machine.delivering?.isForced == true
+        isOnSchedulerThread && machinePointer.pointee.delivering?.isForced == true
     }
 
     private func requireMainThread(_ api: String, because reason: String = "") {
         precondition(
-            scheduler.isCurrent,
+            isOnSchedulerThread,
             "ViewUpdatingContext.\(api) must be called on the main thread (the scheduler's thread)"
                 + (reason.isEmpty ? "" : "; \(reason)"))
     }
@@ -154,7 +184,7 @@ final class UpdateStorage: TurnClient, @unchecked Sendable {
 
     @inline(__always)
     private func publishScheduled() {
-        let scheduled = machine.rules.isScheduled
+        let scheduled = machinePointer.pointee.rules.isScheduled
         if cvu_flag_load_relaxed(flags + Self.scheduledFlag) != scheduled {
             cvu_flag_store_release(flags + Self.scheduledFlag, scheduled)
         }
@@ -164,19 +194,19 @@ final class UpdateStorage: TurnClient, @unchecked Sendable {
     /// before it. Not while updaters run: what they ask waits there for a later cycle.
     @inline(__always)
     private func drainInboxIfNeeded() {
-        if inboxHasRequests && !machine.isDelivering { drainInbox() }
+        if inboxHasRequests && !machinePointer.pointee.isDelivering { drainInbox() }
     }
 
     /// Applies what other threads (and re-entrant calls) put in the inbox, in arrival order.
     private func drainInbox() {
-        let requests = shared.withLock { shared -> [UpdateRequest] in
+        let requests = withShared { shared -> [UpdateRequest] in
             cvu_flag_store_relaxed(flags + Self.inboxFlag, false)
             shared.inboxIsQueued = false
             defer { shared.inbox.removeAll() }
             return shared.inbox
         }
         for request in requests {
-            perform(machine.apply(request, defaultAnimated: animated))
+            perform(machinePointer.pointee.apply(request, defaultAnimated: animated))
         }
     }
 
@@ -186,30 +216,30 @@ final class UpdateStorage: TurnClient, @unchecked Sendable {
     /// an earlier updater, from another thread, or with the context) is never called.
     private func deliver(_ delivery: Delivery) {
         if isCancelled {
-            machine.cancel()
+            machinePointer.pointee.cancel()
             return
         }
-        machine.deliveryBegan(delivery)
-        defer { machine.deliveryEnded() }
-        var (entry, limit) = shared.withLock { shared in
+        machinePointer.pointee.deliveryBegan(delivery)
+        defer { machinePointer.pointee.deliveryEnded() }
+        var (entry, limit) = withShared { shared in
             (shared.updaters.next(after: 0, upTo: .max), shared.updaters.newestID)
         }
         while let current = entry {
             current.call(delivery.animated)
             if current.id >= limit { break }
-            entry = shared.withLock { $0.updaters.next(after: current.id, upTo: limit) }
+            entry = withShared { $0.updaters.next(after: current.id, upTo: limit) }
         }
     }
 
     func performTurn(_ turn: SchedulerTurn) -> Bool {
-        if isCancelled { machine.cancel() }
-        switch machine.turnBegan(serial: turn.serial) {
+        if isCancelled { machinePointer.pointee.cancel() }
+        switch machinePointer.pointee.turnBegan(serial: turn.serial) {
         case .skip: return false
         case .park: return true
         case .run: break
         }
         drainInboxIfNeeded()
-        let delivery = machine.turnEnded(defaultAnimated: animated)
+        let delivery = machinePointer.pointee.turnEnded(defaultAnimated: animated)
         publishScheduled()
         if let delivery { deliver(delivery) }
         return false
@@ -219,7 +249,7 @@ final class UpdateStorage: TurnClient, @unchecked Sendable {
 
     /// Puts a request in the inbox, applied on the main thread at its next turn, in arrival order.
     private func post(_ request: UpdateRequest) {
-        let needsTurn = shared.withLock { shared -> Bool in
+        let needsTurn = withShared { shared -> Bool in
             if shared.isCancelled { return false }
             UpdateStateMachine.enqueue(request, into: &shared.inbox)
             cvu_flag_store_release(flags + Self.inboxFlag, true)
@@ -231,31 +261,36 @@ final class UpdateStorage: TurnClient, @unchecked Sendable {
     }
 
     func addUpdater(_ call: @escaping (Bool) -> Void) -> UInt64 {
-        shared.withLock { $0.updaters.append(call) }
+        withShared { $0.updaters.append(call) }
+    }
+
+    /// A token's removal (`RegistrationTarget`).
+    func removeRegistration(_ id: UInt64) {
+        removeUpdater(id)
     }
 
     func removeUpdater(_ id: UInt64) {
-        let removed = shared.withLock { $0.updaters.remove(id: id) }
+        let removed = withShared { $0.updaters.remove(id: id) }
         _ = removed  // released outside the lock: an updater's captures may run deinit code
     }
 
     func removeAllUpdaters() {
-        let removed = shared.withLock { $0.updaters.removeAll() }
+        let removed = withShared { $0.updaters.removeAll() }
         _ = removed
     }
 
     var updaterCount: Int {
-        shared.withLock { $0.updaters.count }
+        withShared { $0.updaters.count }
     }
 
     /// How many sequence subscriptions run (without creating a link for the question).
     var runningSubscriptions: Int {
-        shared.withLock { $0.link }?.runningTasks ?? 0
+        withShared { $0.link }?.runningTasks ?? 0
     }
 
     /// The link that outside callbacks hold (created on first use).
     var link: UpdateLink {
-        shared.withLock { shared in
+        withShared { shared in
             if let link = shared.link { return link }
             let link = UpdateLink(self)
             if shared.isCancelled { link.cut() }
@@ -266,7 +301,7 @@ final class UpdateStorage: TurnClient, @unchecked Sendable {
 
     /// The context is gone: deliver nothing more; drop the updaters, the inbox and the link now.
     func cancel() {
-        let dropped = shared.withLock { shared -> ([UpdaterEntry], [UpdateRequest], UpdateLink?) in
+        let dropped = withShared { shared -> ([UpdaterEntry], [UpdateRequest], UpdateLink?) in
             shared.isCancelled = true
             cvu_flag_store_release(flags + Self.cancelledFlag, true)
             defer {
@@ -276,5 +311,31 @@ final class UpdateStorage: TurnClient, @unchecked Sendable {
             return (shared.updaters.removeAll(), shared.inbox, shared.link)
         }
         dropped.2?.cut()
+    }
+}
+
+/// Everything a context holds, stored as the header of its ``UpdateStorage``.
+struct UpdateStorageHeader {
+    /// What other threads touch, under the storage's lock.
+    struct Shared {
+        var inbox: [UpdateRequest] = []
+        /// Whether the inbox has registered the storage for a turn that has not drained it yet.
+        var inboxIsQueued = false
+        var isCancelled = false
+        var updaters = UpdaterList()
+        /// Created on first use (Observation tracking, async sequences): most contexts never need one.
+        var link: UpdateLink?
+    }
+
+    let scheduler: CoalescingScheduler
+    /// The same scheduler, for the hot path: called through without a retain and a release (`scheduler`
+    /// above keeps it alive for as long as this header lives).
+    let unretainedScheduler: Unmanaged<CoalescingScheduler>
+    var machine = UpdateStateMachine()
+    var shared = Shared()
+
+    init(scheduler: CoalescingScheduler) {
+        self.scheduler = scheduler
+        unretainedScheduler = Unmanaged.passUnretained(scheduler)
     }
 }

@@ -51,6 +51,7 @@ public struct RenderedState<Value: Equatable & Sendable>: Sendable {
     /// A state rendered by the enclosing ``StateRendering`` class.
     ///
     /// - Parameters:
+    ///   - wrappedValue: The initial state.
     ///   - animated: The flag of the requests its changes make (`nil` leaves it to the context's rules).
     ///   - scheduler: When a cycle ends (the main run loop by default; a `ManualScheduler` in tests).
     public init(wrappedValue: Value, animated: Bool? = nil, scheduler: CoalescingScheduler = .mainRunLoop) {
