@@ -117,7 +117,7 @@ enum Charts {
         -> String
     {
         let height = 460.0
-        let (left, right, top, bottom) = (80.0, width - 230, 70.0, height - 60)
+        let (left, right, top, bottom) = (80.0, width - 260, 70.0, height - 60)
         let xs = decades(series.flatMap { $0.points.map(\.x) })
         let ys = decades(series.flatMap { $0.points.map(\.y) })
         func px(_ x: Double) -> Double {

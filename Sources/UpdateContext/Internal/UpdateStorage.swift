@@ -30,7 +30,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
 
     private static let inboxFlag = 0  // the inbox holds requests (set under the lock)
     private static let scheduledFlag = 1  // the machine's `isScheduled`, for other threads
-    private static let cancelledFlag = 2  // the context is gone
+    static let cancelledFlag = 2  // the context is gone
     private static let animatedFlag = 3  // the default `animated`
     private static let flagCount = 8
 
@@ -61,7 +61,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
 
     /// The flag bytes (see the indexes above), stable for this object's life.
     @inline(__always)
-    private var flags: UnsafeMutablePointer<UInt8> {
+    var flags: UnsafeMutablePointer<UInt8> {
         withUnsafeMutablePointerToElements { $0 }
     }
 
@@ -76,7 +76,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
 
     /// Runs `body` on the shared state under the lock. Never call out to user code inside.
     @inline(__always)
-    private func withShared<Result>(_ body: (inout UpdateStorageHeader.Shared) -> Result) -> Result {
+    func withShared<Result>(_ body: (inout UpdateStorageHeader.Shared) -> Result) -> Result {
         let shared = field(\.shared)
         return StripedLocks.withLock(for: self) { body(&shared.pointee) }
     }
@@ -258,84 +258,5 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
             return true
         }
         if needsTurn { scheduler.schedule(self) }
-    }
-
-    func addUpdater(_ call: @escaping (Bool) -> Void) -> UInt64 {
-        withShared { $0.updaters.append(call) }
-    }
-
-    /// A token's removal (`RegistrationTarget`).
-    func removeRegistration(_ id: UInt64) {
-        removeUpdater(id)
-    }
-
-    func removeUpdater(_ id: UInt64) {
-        let removed = withShared { $0.updaters.remove(id: id) }
-        _ = removed  // released outside the lock: an updater's captures may run deinit code
-    }
-
-    func removeAllUpdaters() {
-        let removed = withShared { $0.updaters.removeAll() }
-        _ = removed
-    }
-
-    var updaterCount: Int {
-        withShared { $0.updaters.count }
-    }
-
-    /// How many sequence subscriptions run (without creating a link for the question).
-    var runningSubscriptions: Int {
-        withShared { $0.link }?.runningTasks ?? 0
-    }
-
-    /// The link that outside callbacks hold (created on first use).
-    var link: UpdateLink {
-        withShared { shared in
-            if let link = shared.link { return link }
-            let link = UpdateLink(self)
-            if shared.isCancelled { link.cut() }
-            shared.link = link
-            return link
-        }
-    }
-
-    /// The context is gone: deliver nothing more; drop the updaters, the inbox and the link now.
-    func cancel() {
-        let dropped = withShared { shared -> ([UpdaterEntry], [UpdateRequest], UpdateLink?) in
-            shared.isCancelled = true
-            cvu_flag_store_release(flags + Self.cancelledFlag, true)
-            defer {
-                shared.inbox.removeAll()
-                shared.link = nil
-            }
-            return (shared.updaters.removeAll(), shared.inbox, shared.link)
-        }
-        dropped.2?.cut()
-    }
-}
-
-/// Everything a context holds, stored as the header of its ``UpdateStorage``.
-struct UpdateStorageHeader {
-    /// What other threads touch, under the storage's lock.
-    struct Shared {
-        var inbox: [UpdateRequest] = []
-        /// Whether the inbox has registered the storage for a turn that has not drained it yet.
-        var inboxIsQueued = false
-        var isCancelled = false
-        var updaters = UpdaterList()
-        /// Created on first use (Observation tracking, async sequences): most contexts never need one.
-        var link: UpdateLink?
-    }
-
-    let scheduler: CoalescingScheduler
-    /// The same scheduler, for the hot path: called through without a retain and a release (`scheduler`
-    /// above keeps it alive for as long as this header lives).
-    let unretainedScheduler: Unmanaged<CoalescingScheduler>
-    var machine = UpdateStateMachine()
-    var shared = Shared()
-
-    init(scheduler: CoalescingScheduler) {
-        self.scheduler = scheduler
-        unretainedScheduler = Unmanaged.passUnretained(scheduler)
     }
 }

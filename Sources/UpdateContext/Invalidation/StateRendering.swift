@@ -53,7 +53,9 @@ public struct RenderedState<Value: Equatable & Sendable>: Sendable {
     /// - Parameters:
     ///   - wrappedValue: The initial state.
     ///   - animated: The flag of the requests its changes make (`nil` leaves it to the context's rules).
-    ///   - scheduler: When a cycle ends (the main run loop by default; a `ManualScheduler` in tests).
+    ///   - scheduler: When a cycle ends (the main run loop by default; in tests a `ManualScheduler` created
+    ///     and turned on the main thread: renders call the main-actor ``StateRendering`` method, and
+    ///     one turned on another thread stops with the main actor's isolation check).
     public init(wrappedValue: Value, animated: Bool? = nil, scheduler: CoalescingScheduler = .mainRunLoop) {
         box = RenderedStateBox(state: wrappedValue, animated: animated, scheduler: scheduler)
     }

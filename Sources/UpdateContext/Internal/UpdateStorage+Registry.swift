@@ -1,0 +1,60 @@
+import CCoalescingSupport
+import NotificationCoalescing
+
+/// The parts of ``UpdateStorage`` that any thread uses and no delivery does: the updater registry, the
+/// link for outside callbacks, and cancellation when the context goes. Everything here runs under the
+/// storage's lock and releases what it removed after leaving it.
+extension UpdateStorage {
+    func addUpdater(_ call: @escaping (Bool) -> Void) -> UInt64 {
+        withShared { $0.updaters.append(call) }
+    }
+
+    /// A token's removal (`RegistrationTarget`).
+    func removeRegistration(_ id: UInt64) {
+        removeUpdater(id)
+    }
+
+    func removeUpdater(_ id: UInt64) {
+        let removed = withShared { $0.updaters.remove(id: id) }
+        _ = removed  // released outside the lock: an updater's captures may run deinit code
+    }
+
+    func removeAllUpdaters() {
+        let removed = withShared { $0.updaters.removeAll() }
+        _ = removed
+    }
+
+    var updaterCount: Int {
+        withShared { $0.updaters.count }
+    }
+
+    /// How many sequence subscriptions run (without creating a link for the question).
+    var runningSubscriptions: Int {
+        withShared { $0.link }?.runningTasks ?? 0
+    }
+
+    /// The link that outside callbacks hold (created on first use).
+    var link: UpdateLink {
+        withShared { shared in
+            if let link = shared.link { return link }
+            let link = UpdateLink(self)
+            if shared.isCancelled { link.cut() }
+            shared.link = link
+            return link
+        }
+    }
+
+    /// The context is gone: deliver nothing more; drop the updaters, the inbox and the link now.
+    func cancel() {
+        let dropped = withShared { shared -> ([UpdaterEntry], [UpdateRequest], UpdateLink?) in
+            shared.isCancelled = true
+            cvu_flag_store_release(flags + Self.cancelledFlag, true)
+            defer {
+                shared.inbox.removeAll()
+                shared.link = nil
+            }
+            return (shared.updaters.removeAll(), shared.inbox, shared.link)
+        }
+        dropped.2?.cut()
+    }
+}
