@@ -48,6 +48,18 @@ final class UpdateStateMachineTests: XCTestCase {
         XCTAssertNil(machine.turnEnded(defaultAnimated: false))
     }
 
+    func testANestedTurnDuringADeliveryFromTheInboxParks() {
+        var machine = UpdateStateMachine()
+        XCTAssertEqual(machine.turnBegan(serial: 1), .run)
+        guard case .deliverNow(let delivery, _) = machine.apply(.update(nil), defaultAnimated: false) else {
+            return XCTFail("an update from the inbox delivers at once")
+        }
+        machine.deliveryBegan(delivery)
+        XCTAssertEqual(machine.turnBegan(serial: 2), .park, "an updater ran a nested loop")
+        machine.deliveryEnded()
+        XCTAssertNil(machine.turnEnded(defaultAnimated: false))
+    }
+
     func testInsideATurnTheInboxNeedsNoTurnOfItsOwn() {
         var machine = UpdateStateMachine()
         XCTAssertEqual(machine.turnBegan(serial: 1), .run)

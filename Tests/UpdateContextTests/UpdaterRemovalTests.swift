@@ -122,6 +122,24 @@ final class UpdaterRemovalTests: XCTestCase {
         XCTAssertEqual(calls, ["first", "first", "added"])
     }
 
+    func testAnUpdaterThatTurnsANestedLoopDuringARefreshFromAnotherThread() {
+        let center = NotificationCenter()
+        let context = ViewUpdatingContext(scheduler: scheduler, center: center)
+        var calls = 0
+        context.onUpdate { [scheduler] _ in
+            calls += 1
+            if calls == 1 {
+                context.setNeedsUpdate()  // deferred: updaters are running
+                scheduler!.turn()  // a nested loop inside the updater: the context waits for the outer cycle
+            }
+        }
+        onAnotherThread { center.post(name: .applicationWillEnterForeground, object: nil) }
+        scheduler.turn()  // applies the refresh in the turn; its delivery runs the nested turn
+        XCTAssertEqual(calls, 1, "never recursively")
+        XCTAssertNoThrow(try scheduler.runUntilIdle())
+        XCTAssertEqual(calls, 2, "the request made inside is delivered once, in a later cycle")
+    }
+
     func testRemovalOnAnotherThreadBetweenDeliveries() {
         let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
         let calls = Deliveries()

@@ -115,8 +115,9 @@ struct UpdateStateMachine {
     // MARK: Turns and deliveries
 
     mutating func turnBegan(serial: UInt64) -> TurnAction {
-        precondition(!isInTurn, "UpdateStateMachine: a turn began inside another turn's inbox (state: \(self))")
+        // A nested run loop inside an updater (possibly one delivered while the inbox was being applied).
         if delivering != nil { return .park }
+        precondition(!isInTurn, "UpdateStateMachine: a turn began inside another turn's inbox (state: \(self))")
         if lastTurn == serial { return .skip }
         lastTurn = serial
         isTurnAsked = false

@@ -220,7 +220,13 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
             return
         }
         machinePointer.pointee.deliveryBegan(delivery)
-        defer { machinePointer.pointee.deliveryEnded() }
+        defer {
+            machinePointer.pointee.deliveryEnded()
+            // What updaters asked for waits in the inbox for a later cycle. A nested run loop inside an
+            // updater may have run (and used up) the turn that was asked for it, finding this storage busy
+            // and parking it: ask again, or the parked request would wait for an unrelated turn.
+            if inboxHasRequests { scheduler.schedule(nil) }
+        }
         var (entry, limit) = withShared { shared in
             (shared.updaters.next(after: 0, upTo: .max), shared.updaters.newestID)
         }
