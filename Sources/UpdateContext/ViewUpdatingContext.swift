@@ -66,6 +66,14 @@ public final class ViewUpdatingContext: Sendable {
         set { storage.animated = newValue }
     }
 
+    /// Creates a context delivering at the end of each main run-loop cycle, refreshing on the default
+    /// lifecycle events: the seed's initialiser.
+    ///
+    /// - Parameter animated: The default flag (``animated``).
+    public convenience init(animated: Bool = false) {
+        self.init(animated: animated, scheduler: .mainRunLoop)
+    }
+
     /// Creates a context delivering at the end of each main run-loop cycle (or of another scheduler's).
     ///
     /// ```swift

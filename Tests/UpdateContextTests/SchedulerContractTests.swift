@@ -162,3 +162,15 @@ final class SchedulerContractTests: XCTestCase {
         XCTAssertNoThrow(try scheduler.expectIdle())
     }
 }
+
+/// The contract's initialiser names, as a client writes them.
+final class InitialiserNameTests: XCTestCase {
+    func testTheSeedsInitialiserAndTheFullOneCoexist() {
+        let make: (Bool) -> ViewUpdatingContext = ViewUpdatingContext.init(animated:)
+        XCTAssertTrue(make(true).animated)
+        XCTAssertFalse(ViewUpdatingContext().animated)
+        XCTAssertTrue(ViewUpdatingContext(animated: true).animated)
+        let quiet = ViewUpdatingContext(animated: true, refreshEvents: [])
+        XCTAssertTrue(quiet.animated)
+    }
+}
