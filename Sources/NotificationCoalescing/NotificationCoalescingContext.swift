@@ -31,6 +31,15 @@ public final class NotificationCoalescingContext: Sendable {
     /// The scheduler whose turns post pending notifications.
     public var scheduler: CoalescingScheduler { core.scheduler }
 
+    /// Creates a context posting through `center` at the turns of the calling thread's run loop: the
+    /// seed's initialiser.
+    ///
+    /// - Parameter center: The center to post through. A fresh one by default, so that only this
+    ///   context's observers see its notifications.
+    public convenience init(center: NotificationCenter = NotificationCenter()) {
+        self.init(center: center, scheduler: .currentRunLoop)
+    }
+
     /// Creates a context posting through `center` at the turns of `scheduler`.
     ///
     /// - Parameters:

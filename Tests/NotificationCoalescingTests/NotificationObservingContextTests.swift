@@ -92,3 +92,18 @@ final class NotificationObservingContextTests: XCTestCase {
         XCTAssertTrue(tokens.allSatisfy { !$0.isActive })
     }
 }
+
+/// The contract's initialiser names, as a client writes them.
+final class CoalescingInitialiserNameTests: XCTestCase {
+    func testTheSeedsInitialiserAndTheFullOneCoexist() {
+        let make: (NotificationCenter) -> NotificationCoalescingContext = NotificationCoalescingContext.init(center:)
+        let center = NotificationCenter()
+        XCTAssertTrue(make(center).center === center)
+        XCTAssertTrue(
+            NotificationCoalescingContext().scheduler === RunLoopScheduler.main, "XCTest runs on the main thread")
+        let manual = ManualScheduler()
+        XCTAssertTrue(NotificationCoalescingContext(scheduler: manual).scheduler === manual)
+        let observing: (NotificationCenter) -> NotificationObservingContext = NotificationObservingContext.init(center:)
+        XCTAssertTrue(observing(center).center === center)
+    }
+}
