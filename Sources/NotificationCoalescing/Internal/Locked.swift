@@ -18,12 +18,11 @@ import Musl
 ///
 /// Unlike `Synchronization.Mutex` (iOS 18 / macOS 15), it exists on every supported system, the value
 /// may be non-`Sendable` (pending `Notification`s are), the body may return a non-`Sendable` result, and
-/// ThreadSanitizer sees the locking. The value, the lock and eight bytes of atomic flags (``flags``)
-/// live in one allocation. Never call out to user code inside `withLock`.
+/// ThreadSanitizer sees the locking. The value and the lock live in one allocation. Never call out to user
+/// code inside `withLock`.
 package struct Locked<Value>: @unchecked Sendable {
     // @unchecked Sendable: the value is read and written only inside `withLock`, which holds the lock
-    // for the whole access; the flags are read and written only with the atomic functions of
-    // CCoalescingSupport.
+    // for the whole access.
     @usableFromInline let storage: LockStorage<Value>
 
     package init(_ value: Value) {
@@ -36,32 +35,24 @@ package struct Locked<Value>: @unchecked Sendable {
     package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         try storage.withLock(body)
     }
-
-    /// Eight bytes beside the lock for one-byte atomic flags (`cvu_flag_load_acquire(flags + i)` …),
-    /// zero at first. The address is stable for as long as this `Locked` (or a copy of it) lives.
-    package var flags: UnsafeMutablePointer<UInt8> {
-        storage.withUnsafeMutablePointerToElements { LockCell.flags($0) }
-    }
 }
 
-/// A lock and eight flag bytes, at a stable address (a `ManagedBuffer` element, or memory allocated by
-/// hand): what ``Locked``, the striped locks and the update storage are built on.
+/// A lock at a stable address (a `ManagedBuffer` element, or memory allocated by hand): what ``Locked``
+/// and the striped locks are built on.
 @usableFromInline
 package struct LockCell {
     @usableFromInline var lock: LockPrimitive
-    @usableFromInline var flags: UInt64
 
-    @usableFromInline init(lock: LockPrimitive, flags: UInt64) {
+    @usableFromInline init(lock: LockPrimitive) {
         self.lock = lock
-        self.flags = flags
     }
 
-    /// Initialises the cell at `cell` (unlocked, flags zero).
+    /// Initialises the cell at `cell` (unlocked).
     package static func initialize(_ cell: UnsafeMutablePointer<LockCell>) {
         #if canImport(Darwin)
-        cell.initialize(to: LockCell(lock: os_unfair_lock(), flags: 0))
+        cell.initialize(to: LockCell(lock: os_unfair_lock()))
         #else
-        cell.initialize(to: LockCell(lock: pthread_mutex_t(), flags: 0))
+        cell.initialize(to: LockCell(lock: pthread_mutex_t()))
         let rc = pthread_mutex_init(&cell.pointee.lock, nil)
         precondition(rc == 0, "pthread_mutex_init failed: \(rc)")
         #endif
@@ -90,12 +81,6 @@ package struct LockCell {
         defer { pthread_mutex_unlock(lock) }
         #endif
         return try body()
-    }
-
-    /// The flag bytes of the cell at `cell`, for the atomic functions of CCoalescingSupport.
-    package static func flags(_ cell: UnsafeMutablePointer<LockCell>) -> UnsafeMutablePointer<UInt8> {
-        UnsafeMutableRawPointer(cell).advanced(by: MemoryLayout<LockCell>.offset(of: \.flags)!)
-            .assumingMemoryBound(to: UInt8.self)
     }
 }
 
