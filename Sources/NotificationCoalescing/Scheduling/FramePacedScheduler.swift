@@ -81,11 +81,7 @@ public final class FramePacedScheduler: CoalescingScheduler, @unchecked Sendable
     }
 
     public override func prepare(modes requested: [RunLoop.Mode]) {
-        let added = modes.withLock { known -> [RunLoop.Mode] in
-            let new = requested.filter { $0 != .common && $0 != .default && !known.contains($0) }
-            known.formUnion(new)
-            return new
-        }
+        let added = modes.insertNewCustomModes(requested)
         guard !added.isEmpty else { return }
         onMainThread { [self] in
             for mode in added { clock?.add(mode: mode) }

@@ -20,7 +20,6 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
     // @unchecked Sendable: `runLoop` and the observer are CF objects whose APIs used here
     // (`CFRunLoopWakeUp`, `CFRunLoopAddObserver`) are thread-safe; `modes` is behind a lock.
     private nonisolated(unsafe) let runLoop: CFRunLoop
-    private let owner: ThreadIdentity?
     private let observesMainThread: Bool
     private let customModes = Locked<Set<RunLoop.Mode>>([])
     private nonisolated(unsafe) var commonObserver: CFRunLoopObserver?
@@ -42,7 +41,6 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
 
     private init(mainThread: Void) {
         runLoop = CFRunLoopGetMain()
-        owner = nil
         observesMainThread = true
         super.init()
         install()
@@ -50,7 +48,6 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
 
     private init(currentThread: Void) {
         runLoop = CFRunLoopGetCurrent()
-        owner = .current
         observesMainThread = false
         super.init()
         install()
@@ -83,8 +80,8 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
     }
 
     public override var isCurrent: Bool {
-        if observesMainThread { return ThreadIdentity.isMainThread }
-        return owner!.isCurrent
+        // A background thread's scheduler is created on that thread: the base class's owner is it.
+        observesMainThread ? ThreadIdentity.isMainThread : super.isCurrent
     }
 
     /// `true` for ``main``: its turns are the main thread's cycles.
@@ -105,12 +102,7 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
     }
 
     public override func prepare(modes: [RunLoop.Mode]) {
-        let added = customModes.withLock { known -> [RunLoop.Mode] in
-            let new = modes.filter { $0 != .common && $0 != .default && !known.contains($0) }
-            known.formUnion(new)
-            return new
-        }
-        for mode in added {
+        for mode in customModes.insertNewCustomModes(modes) {
             CFRunLoopAddObserver(runLoop, customObserver, runLoopModeName(mode))
         }
     }
@@ -120,6 +112,18 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
         // BeforeWaiting by itself. Elsewhere, or when a turn is under way, make sure it does not sleep.
         if insideTurn || !isCurrent {
             CFRunLoopWakeUp(runLoop)
+        }
+    }
+}
+
+extension Locked where Value == Set<RunLoop.Mode> {
+    /// Records the modes of `modes` that are neither `.common` nor `.default` and not recorded yet, and
+    /// returns them: the modes a scheduler must start turning in.
+    func insertNewCustomModes(_ modes: [RunLoop.Mode]) -> [RunLoop.Mode] {
+        withLock { known in
+            let new = modes.filter { $0 != .common && $0 != .default && !known.contains($0) }
+            known.formUnion(new)
+            return new
         }
     }
 }
