@@ -9,12 +9,8 @@ extension UpdateStorage {
         withShared { $0.updaters.append(call) }
     }
 
-    /// A token's removal (`RegistrationTarget`).
+    /// Removes updater `id`: its token's `remove()` (`RegistrationTarget`), from any thread.
     func removeRegistration(_ id: UInt64) {
-        removeUpdater(id)
-    }
-
-    func removeUpdater(_ id: UInt64) {
         let removed = withShared { $0.updaters.remove(id: id) }
         _ = removed  // released outside the lock: an updater's captures may run deinit code
     }
@@ -38,7 +34,7 @@ extension UpdateStorage {
         withShared { shared in
             if let link = shared.link { return link }
             let link = UpdateLink(self)
-            if shared.isCancelled { link.cut() }
+            if isCancelled { link.cut() }
             shared.link = link
             return link
         }
@@ -47,7 +43,6 @@ extension UpdateStorage {
     /// The context is gone: deliver nothing more; drop the updaters, the inbox and the link now.
     func cancel() {
         let dropped = withShared { shared -> ([UpdaterEntry], [UpdateRequest], UpdateLink?) in
-            shared.isCancelled = true
             cvu_flag_store_release(flags + Self.cancelledFlag, true)
             defer {
                 shared.inbox.removeAll()

@@ -87,7 +87,8 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
     }
 
     private var inboxHasRequests: Bool { cvu_flag_load_acquire(flags + Self.inboxFlag) }
-    private var isCancelled: Bool { cvu_flag_load_acquire(flags + Self.cancelledFlag) }
+    /// Set once, under the lock, when the context goes; read anywhere (under the lock, or not).
+    var isCancelled: Bool { cvu_flag_load_acquire(flags + Self.cancelledFlag) }
 
     // MARK: Requests
 
@@ -256,7 +257,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
     /// Puts a request in the inbox, applied on the main thread at its next turn, in arrival order.
     private func post(_ request: UpdateRequest) {
         let needsTurn = withShared { shared -> Bool in
-            if shared.isCancelled { return false }
+            if isCancelled { return false }
             UpdateStateMachine.enqueue(request, into: &shared.inbox)
             cvu_flag_store_release(flags + Self.inboxFlag, true)
             if shared.inboxIsQueued { return false }

@@ -7,7 +7,6 @@ struct UpdateStorageHeader {
         var inbox: [UpdateRequest] = []
         /// Whether the inbox has registered the storage for a turn that has not drained it yet.
         var inboxIsQueued = false
-        var isCancelled = false
         var updaters = UpdaterList()
         /// Created on first use (Observation tracking, async sequences): most contexts never need one.
         var link: UpdateLink?
