@@ -1,5 +1,18 @@
 #include "CCoalescingSupport.h"
 
+uint64_t cvu_thread_serial(void) {
+    static uint64_t next = 0;
+    static _Thread_local uint64_t serial
+#if !defined(__APPLE__)
+        __attribute__((tls_model("initial-exec")))
+#endif
+        = 0;
+    if (serial == 0) {
+        serial = __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);
+    }
+    return serial;
+}
+
 #if defined(__APPLE__)
 #include <pthread.h>
 

@@ -1,5 +1,6 @@
 import CCoalescingSupport
 import CoreFoundation
+import Foundation
 
 /// An integer that producer threads add to and the main thread reads: C11 atomics that exist on every
 /// supported system (no `Synchronization`, which needs iOS 18 / macOS 15) and that ThreadSanitizer sees.
@@ -59,4 +60,15 @@ package final class MainTurnCounter: @unchecked Sendable {
     deinit {
         stop()
     }
+}
+
+/// Runs `body` on a new thread and waits until it has finished: a request "from another thread" that
+/// has certainly been made before the test goes on.
+package func onAnotherThread(_ body: @escaping @Sendable () -> Void) {
+    let done = DispatchSemaphore(value: 0)
+    Thread.detachNewThread {
+        body()
+        done.signal()
+    }
+    done.wait()
 }

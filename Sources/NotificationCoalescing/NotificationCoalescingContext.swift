@@ -24,12 +24,15 @@ import Foundation
 public final class NotificationCoalescingContext: Sendable {
     private let core: CoalescingCore
     private let registry: ObserverRegistry
+    /// Keeps the scheduler alive for as long as the context; the core (which the scheduler holds while
+    /// work is pending) does not, so releasing the context frees both at once.
+    private let retainedScheduler: CoalescingScheduler
 
     /// The center notifications are posted through; observe it with the `observe` methods of this context.
     public var center: NotificationCenter { core.center }
 
     /// The scheduler whose turns post pending notifications.
-    public var scheduler: CoalescingScheduler { core.scheduler }
+    public var scheduler: CoalescingScheduler { retainedScheduler }
 
     /// Creates a context posting through `center` at the turns of the calling thread's run loop: the
     /// seed's initialiser.
@@ -51,6 +54,7 @@ public final class NotificationCoalescingContext: Sendable {
     public init(center: NotificationCenter = NotificationCenter(), scheduler: CoalescingScheduler = .currentRunLoop) {
         core = CoalescingCore(center: center, scheduler: scheduler)
         registry = ObserverRegistry(center: center)
+        retainedScheduler = scheduler
     }
 
     deinit {

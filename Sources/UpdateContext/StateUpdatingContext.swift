@@ -33,6 +33,14 @@ public final class StateUpdatingContext<State: Equatable> {
         var version: UInt64 = 0
         /// Threads running an ``update(animated:_:)`` body now (to stop a nested call with a message).
         var bodyThreads: [ThreadIdentity] = []
+        /// Whether a change asked not to animate has been committed and not rendered yet.
+        var nonAnimatedPending = false
+        /// The state before the first change asked to animate that followed a non-animated one: what the
+        /// early non-animated delivery (the precedence rules' flush) renders, so that the animated change
+        /// is not shown without animation there and animates at the end of the cycle.
+        var flushState: State?
+        /// The delivery that renders `flushState` (every renderer of it gets the same state).
+        var flushDelivery: UInt64?
     }
 
     private let storage: Locked<Stored>
@@ -88,17 +96,33 @@ public final class StateUpdatingContext<State: Equatable> {
             var after = before
             body(&after)
             let changed = after != before
+            // After the commit below, `after` holds the state it replaced.
+            // The replaced state is released after the lock: its deinit (a class inside it) is the user's.
+            var replaced: State?
             let committed = storage.withLock { stored -> Bool in
                 if let index = stored.bodyThreads.firstIndex(where: { $0.isCurrent }) {
                     stored.bodyThreads.remove(at: index)
                 }
                 guard stored.version == version else { return false }
                 if changed {
-                    stored.state = after
+                    switch animated {
+                    case false?:
+                        stored.nonAnimatedPending = true
+                        replaced = stored.flushState  // `T F`: everything renders without animation
+                        stored.flushState = nil
+                        stored.flushDelivery = nil
+                    case true?:
+                        if stored.nonAnimatedPending && stored.flushState == nil { stored.flushState = before }
+                        stored.nonAnimatedPending = false
+                    case nil:
+                        break
+                    }
+                    swap(&stored.state, &after)
                     stored.version &+= 1
                 }
                 return true
             }
+            _ = replaced
             if committed {
                 if changed { context.setNeedsUpdate(animated: animated) }
                 return
@@ -121,8 +145,8 @@ public final class StateUpdatingContext<State: Equatable> {
         let rendered = RenderedBox<State>()
         let token = context.onUpdate { [weak self] animated in
             guard let self else { return }
-            let current = state
             let forced = context.storage.isForcedDelivery
+            let current = stateToRender(delivery: context.storage.deliverySerial, animated: animated, forced: forced)
             let old = rendered.last
             if !forced, let old, old == current { return }
             rendered.last = current
@@ -130,6 +154,31 @@ public final class StateUpdatingContext<State: Equatable> {
         }
         context.setNeedsUpdate()
         return token
+    }
+}
+
+extension StateUpdatingContext {
+    /// The state delivery `delivery` renders: the state before an animated change while the rules flush
+    /// the non-animated changes early, the current state otherwise. Main thread, inside deliveries.
+    fileprivate func stateToRender(delivery: UInt64, animated: Bool, forced: Bool) -> State {
+        var dropped: State?  // released after the lock
+        let state = storage.withLock { stored -> State in
+            if let flushState = stored.flushState {
+                if stored.flushDelivery == delivery { return flushState }
+                if stored.flushDelivery == nil && !animated && !forced {
+                    stored.flushDelivery = delivery
+                    return flushState
+                }
+                // A later delivery: the early one is over.
+                dropped = stored.flushState
+                stored.flushState = nil
+                stored.flushDelivery = nil
+            }
+            stored.nonAnimatedPending = false
+            return stored.state
+        }
+        _ = dropped
+        return state
     }
 }
 

@@ -36,17 +36,6 @@ final class Deliveries: @unchecked Sendable {
     var letters: String { flags.map { $0 ? "a" : "n" }.joined() }
 }
 
-/// Runs `body` on a new thread and waits until it has finished: a request "from another thread" that
-/// has certainly been made before the test goes on.
-func onAnotherThread(_ body: @escaping @Sendable () -> Void) {
-    let done = DispatchSemaphore(value: 0)
-    Thread.detachNewThread {
-        body()
-        done.signal()
-    }
-    done.wait()
-}
-
 /// Runs the main run loop until `condition` holds or `timeout` passes.
 func spinMainLoop(timeout: TimeInterval = 5, until condition: () -> Bool) {
     let deadline = Date(timeIntervalSinceNow: timeout)

@@ -42,21 +42,22 @@ final class UpdateStateMachineTests: XCTestCase {
         XCTAssertFalse(machine.isNoOp(nil), "no fast path while updaters run")
         XCTAssertEqual(machine.setNeedsUpdate(true), .deferToInbox(.setNeedsUpdate(true)))
         XCTAssertEqual(machine.update(false, defaultAnimated: false), .deferToInbox(.update(false)))
-        XCTAssertEqual(machine.turnBegan(serial: 3), .park, "a nested run loop inside an updater")
-        machine.deliveryEnded()
-        XCTAssertEqual(machine.turnBegan(serial: 3), .run)
+        XCTAssertEqual(machine.turnBegan(serial: 3), .missed, "a nested run loop inside an updater")
+        XCTAssertTrue(machine.deliveryEnded(), "passed by: it must register again")
+        XCTAssertTrue(machine.isTurnAsked)
+        XCTAssertEqual(machine.turnBegan(serial: 4), .run)
         XCTAssertNil(machine.turnEnded(defaultAnimated: false))
     }
 
-    func testANestedTurnDuringADeliveryFromTheInboxParks() {
+    func testANestedTurnDuringADeliveryFromTheInboxIsMissedAndRegistersAgain() {
         var machine = UpdateStateMachine()
         XCTAssertEqual(machine.turnBegan(serial: 1), .run)
         guard case .deliverNow(let delivery, _) = machine.apply(.update(nil), defaultAnimated: false) else {
             return XCTFail("an update from the inbox delivers at once")
         }
         machine.deliveryBegan(delivery)
-        XCTAssertEqual(machine.turnBegan(serial: 2), .park, "an updater ran a nested loop")
-        machine.deliveryEnded()
+        XCTAssertEqual(machine.turnBegan(serial: 2), .missed, "an updater ran a nested loop")
+        XCTAssertTrue(machine.deliveryEnded(), "registers again: what updaters posted waits for the next turn")
         XCTAssertNil(machine.turnEnded(defaultAnimated: false))
     }
 

@@ -1,4 +1,5 @@
 import CMallocStats
+import CoalescingTestSupport
 import Foundation
 import NotificationCoalescing
 import UpdateContext

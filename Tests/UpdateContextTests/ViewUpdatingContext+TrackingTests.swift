@@ -1,3 +1,4 @@
+import CoalescingTestSupport
 import Foundation
 import NotificationCoalescing
 import Observation
@@ -107,5 +108,87 @@ final class TrackingTests: XCTestCase {
         article.title = "x"
         XCTAssertFalse(context.isUpdatePending)
         XCTAssertEqual(calls, 1)
+    }
+}
+
+/// A hand-written `Observable` whose setter can pause between Observation's `willSet` (which reports
+/// the change) and the store: a thread preempted at the worst moment, made deterministic.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+final class GatedValue: Observable, @unchecked Sendable {
+    // @unchecked Sendable: `stored` is behind `lock`; the hooks are set before another thread uses it.
+    private let registrar = ObservationRegistrar()
+    private let lock = NSLock()
+    private var stored = 0
+    var beforeStore: (@Sendable () -> Void)?
+    var afterStore: (@Sendable () -> Void)?
+
+    var value: Int {
+        get {
+            registrar.access(self, keyPath: \.value)
+            lock.lock()
+            defer { lock.unlock() }
+            return stored
+        }
+        set {
+            registrar.withMutation(of: self, keyPath: \.value) {
+                beforeStore?()
+                lock.lock()
+                stored = newValue
+                lock.unlock()
+                afterStore?()
+            }
+        }
+    }
+}
+
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+final class TrackingAcrossThreadsTests: XCTestCase {
+    /// The main thread delivers between the change's willSet and its store on another thread: the
+    /// delivery reads the old value, and the view must still end up showing the new one.
+    func testAChangeStoredAfterTheDeliveryThatAnsweredItIsDeliveredAgain() throws {
+        let scheduler = ManualScheduler()
+        let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+        let model = GatedValue()
+        let reported = DispatchSemaphore(value: 0)
+        let readOld = DispatchSemaphore(value: 0)
+        let stored = DispatchSemaphore(value: 0)
+        model.beforeStore = {
+            reported.signal()
+            readOld.wait()
+        }
+        model.afterStore = { stored.signal() }
+        var seen: [Int] = []
+        context.onUpdate(tracking: true) { _ in
+            seen.append(model.value)
+            if seen.count == 2 {
+                readOld.signal()  // the stale read is done: let the other thread store…
+                stored.wait()  // …and finish storing before this cycle ends
+            }
+        }
+        context.update()
+        let box = UncheckedBox(model)
+        Thread.detachNewThread { box.value.value = 1 }
+        reported.wait()  // willSet has reported the change; the value is not stored yet
+        scheduler.turn()
+        XCTAssertEqual(seen, [0, 0], "the delivery answering the change read the old value")
+        try scheduler.runUntilIdle()
+        XCTAssertEqual(seen, [0, 0, 1], "the view was left showing the old value")
+        model.beforeStore = nil
+        model.afterStore = nil
+        model.value = 2  // and tracking still follows later changes
+        try scheduler.runUntilIdle()
+        XCTAssertEqual(seen, [0, 0, 1, 2])
+    }
+
+    func testChangesOnTheMainThreadAreDeliveredOnce() throws {
+        let scheduler = ManualScheduler()
+        let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+        let model = GatedValue()
+        var seen: [Int] = []
+        context.onUpdate(tracking: true) { _ in seen.append(model.value) }
+        context.update()
+        model.value = 1
+        XCTAssertEqual(try scheduler.runUntilIdle(), 1)
+        XCTAssertEqual(seen, [0, 1])
     }
 }

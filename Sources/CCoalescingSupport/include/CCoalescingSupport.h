@@ -30,6 +30,12 @@ static inline void cvu_flag_store_release(uint8_t *flag, bool value) {
     __atomic_store_n(flag, (uint8_t)(value ? 1 : 0), __ATOMIC_RELEASE);
 }
 
+/// Stores `value` and returns what the flag held before (sequentially consistent: a scheduler's "turn
+/// asked" mark, set by any thread and cleared by the turn).
+static inline bool cvu_flag_exchange(uint8_t *flag, bool value) {
+    return __atomic_exchange_n(flag, (uint8_t)(value ? 1 : 0), __ATOMIC_SEQ_CST) != 0;
+}
+
 // MARK: Counters (the benchmark's and the tests' producer threads)
 
 static inline intptr_t cvu_counter_load(const intptr_t *counter) {
@@ -52,5 +58,10 @@ static inline intptr_t cvu_counter_add(intptr_t *counter, intptr_t delta) {
 /// then a thread-local read. Exact even after the main thread has exited (under `dispatchMain()`): no
 /// later thread can have the process id as its thread id.
 bool cvu_is_main_thread(void);
+
+/// A number for the calling thread, never 0 and never given to another thread in this process, even
+/// after this one exits (unlike `pthread_t`, which the C library recycles). A thread-local read after the
+/// first ask.
+uint64_t cvu_thread_serial(void);
 
 #endif

@@ -14,7 +14,10 @@ final class CoalescingCore: TurnClient, Sendable {
     }
 
     let center: NotificationCenter
-    let scheduler: CoalescingScheduler
+    /// Not retained: the context holds the scheduler, and the scheduler holds this core while work is
+    /// pending. A strong reference here would make a cycle that keeps both (and a background thread's run
+    /// loop) alive after the context is released with work pending. Only the context uses it.
+    unowned(unsafe) let scheduler: CoalescingScheduler
     private let state = Locked(State())
 
     init(center: NotificationCenter, scheduler: CoalescingScheduler) {
@@ -35,13 +38,16 @@ final class CoalescingCore: TurnClient, Sendable {
     ) {
         if modes != Self.defaultModes { scheduler.prepare(modes: modes) }
         enum Ask { case nothing, schedule, turnOnly }
+        // What coalescing replaces is released after the lock: a notification's `object` and `userInfo`
+        // values are the user's, and their deinit may call back into this context.
+        var replaced: [PendingNotification] = []
         let ask = state.withLock { state -> Ask in
             if state.isCancelled { return .nothing }
             let sender = SenderKey(notification.object) {
                 state.nextUnmatchedSender &+= 1
                 return state.nextUnmatchedSender
             }
-            state.queue.removeMatching(name: notification.name, sender: sender, mask: mask)
+            state.queue.removeMatching(name: notification.name, sender: sender, mask: mask, into: &replaced)
             state.queue.append(
                 PendingNotification(notification: notification, style: style, modes: modes, sender: sender))
             if !state.isQueued {
@@ -54,6 +60,7 @@ final class CoalescingCore: TurnClient, Sendable {
             }
             return .nothing
         }
+        replaced.removeAll()
         switch ask {
         case .nothing: break
         case .schedule: scheduler.schedule(self)
@@ -63,25 +70,28 @@ final class CoalescingCore: TurnClient, Sendable {
 
     /// Removes held notifications that `notification` matches under `mask` (before a `.now` post).
     func removeMatching(_ notification: Notification, mask: NotificationQueue.NotificationCoalescing) {
+        var removed: [PendingNotification] = []
         state.withLock { state in
             let sender = SenderKey(notification.object) { .max }
-            state.queue.removeMatching(name: notification.name, sender: sender, mask: mask)
+            state.queue.removeMatching(name: notification.name, sender: sender, mask: mask, into: &removed)
         }
+        removed.removeAll()  // released outside the lock (see `hold`)
     }
 
-    func performTurn(_ turn: SchedulerTurn) -> Bool {
-        let (batch, remains) = state.withLock { state -> ([PendingNotification], Bool) in
+    func performTurn(_ turn: SchedulerTurn) -> [RunLoop.Mode]? {
+        let (batch, remaining) = state.withLock { state -> ([PendingNotification], [RunLoop.Mode]?) in
             let batch = state.queue.take { turn.admits($0.modes) }
             state.isQueued = !state.queue.isEmpty
             state.isParked = state.isQueued
-            return (batch, state.isQueued)
+            return (batch, state.isQueued ? state.queue.modes : nil)
         }
-        for pending in batch {
+        var posting = batch[...]
+        while let pending = posting.popFirst() {
             // A context released (on another thread) while this batch posts stops posting at once.
-            if state.withLock({ $0.isCancelled }) { return false }
+            if state.withLock({ $0.isCancelled }) { return nil }
             center.post(pending.notification)
         }
-        return remains
+        return remaining
     }
 
     /// Called when the context is released: drops everything held; nothing more will post.

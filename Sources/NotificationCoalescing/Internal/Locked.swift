@@ -92,6 +92,9 @@ package final class LockStorage<Value>: ManagedBuffer<Value, LockCell> {
         let buffer = create(minimumCapacity: 1) { _ in value }
         let storage = unsafeDowncast(buffer, to: LockStorage<Value>.self)
         storage.withUnsafeMutablePointerToElements { LockCell.initialize($0) }
+        // An empty transaction after the value was written: the first thread to lock it later sees the
+        // value through the lock (a hand-off ThreadSanitizer can follow, whatever carried the reference).
+        storage.withLock { _ in }
         return storage
     }
 

@@ -60,13 +60,20 @@ package final class ObserverRegistry: Sendable {
 /// Carries a plain (non-`@Sendable`) handler into `NotificationCenter`'s `@Sendable` block, and lets
 /// removal take it back: once ``clear()`` has returned, ``call(_:_:)`` never starts the handler again.
 ///
-/// The non-`Sendable` handler crosses threads only inside `Locked` (whose `@unchecked Sendable` covers
-/// it): the box hands it to the posting thread, which is where the observing APIs promise it runs.
-private final class HandlerBox: Sendable {
-    private let handler: Locked<((NotificationObserver, Notification) -> Void)?>
+/// The handler is a stored property of this (non-generic) class, read and written under the box's
+/// striped lock. Not a `Locked<Handler?>`: a closure read back through a generic container is
+/// re-abstracted on every access, and a read-modify-write wraps it in one more thunk each time, so the
+/// call got a little deeper and slower with every post, until the stack overflowed.
+private final class HandlerBox: @unchecked Sendable {
+    // @unchecked Sendable: `handler` is read and written only under the striped lock for `self`. The
+    // handler (not `Sendable`) is handed to the posting thread, which is where the observing APIs promise
+    // it runs.
+    private var handler: ((NotificationObserver, Notification) -> Void)?
 
     init(_ handler: @escaping (NotificationObserver, Notification) -> Void) {
-        self.handler = Locked(handler)
+        // Written under the lock, not by the initialiser: the first post may come from another thread,
+        // and the lock is the hand-off that ThreadSanitizer sees (NotificationCenter's own is invisible).
+        StripedLocks.withLock(for: self) { self.handler = handler }
     }
 
     /// Calls the handler, outside the lock, unless it was removed.
@@ -74,13 +81,13 @@ private final class HandlerBox: Sendable {
     /// The handler runs on the posting thread: that is the contract of the observing APIs. A coalescing
     /// context posts only on its owner's thread, so its handlers stay on one thread.
     func call(_ token: NotificationObserver, _ note: Notification) {
-        guard let handler = handler.withLock({ $0 }) else { return }
+        guard let handler = StripedLocks.withLock(for: self, { handler }) else { return }
         handler(token, note)
     }
 
     /// Drops the handler (and what it captured, released here, outside the lock).
     func clear() {
-        let dropped = handler.withLock { handler -> ((NotificationObserver, Notification) -> Void)? in
+        let dropped = StripedLocks.withLock(for: self) { () -> ((NotificationObserver, Notification) -> Void)? in
             defer { handler = nil }
             return handler
         }

@@ -76,6 +76,22 @@ package struct PendingQueue {
         sender: SenderKey,
         mask: NotificationQueue.NotificationCoalescing
     ) -> Int {
+        var removed: [PendingNotification] = []
+        return removeMatching(name: name, sender: sender, mask: mask, into: &removed)
+    }
+
+    /// Removes every held notification that matches `name` and `sender` under `mask`, moving them into
+    /// `removed`, so that the caller can release them (and the user objects they carry) after leaving its
+    /// lock.
+    ///
+    /// - Returns: How many were removed.
+    @discardableResult
+    package mutating func removeMatching(
+        name: Notification.Name,
+        sender: SenderKey,
+        mask: NotificationQueue.NotificationCoalescing,
+        into removed: inout [PendingNotification]
+    ) -> Int {
         guard count > 0 else { return 0 }
         let onName = mask.contains(.onName)
         let onSender = mask.contains(.onSender)
@@ -93,13 +109,24 @@ package struct PendingQueue {
             return 0
         }
         guard let positions else { return 0 }
-        var removed = 0
-        for position in positions where slots[position] != nil {
+        var count = 0
+        for position in positions {
+            guard let pending = slots[position] else { continue }
+            removed.append(pending)
             slots[position] = nil
-            removed += 1
+            count += 1
         }
-        count -= removed
-        return removed
+        self.count -= count
+        return count
+    }
+
+    /// The modes the held notifications wait for (each once).
+    package var modes: [RunLoop.Mode] {
+        var modes: [RunLoop.Mode] = []
+        for case let pending? in slots {
+            for mode in pending.modes where !modes.contains(mode) { modes.append(mode) }
+        }
+        return modes
     }
 
     /// Holds `pending` after everything held so far.

@@ -1,3 +1,4 @@
+import CCoalescingSupport
 import Foundation
 
 /// Decides when "the end of a cycle" is: the moment pending coalesced work is delivered.
@@ -49,41 +50,57 @@ import Foundation
 /// > Important: Work is scheduled from any thread; turns, and therefore every delivery, happen only on
 /// > the scheduler's thread (``isCurrent`` is true there).
 open class CoalescingScheduler: @unchecked Sendable {
-    // @unchecked Sendable: all mutable state of the base is in `queue`, behind a lock, except
-    // `turnDepth`, `ownerWaiting`, `ownerTurnRequested` and `turnSerial`, which are touched only on the
-    // scheduler's own thread (in `runTurn`, which asserts it, and in `scheduleOnOwnerThread`, whose callers
-    // have checked `isCurrent`). The shipped subclasses hold only immutable or locked state, or state
-    // confined to the scheduler's thread in the same way; a user's subclass must do the same (its
-    // declaration repeats `@unchecked Sendable` and says so).
+    // @unchecked Sendable: the lists shared between threads are in `queue`, behind a lock; the "turn
+    // asked" mark is an atomic byte (`turnFlag`). `ownerWaiting`, `turnDepth` and `turnSerial` are touched
+    // only on the scheduler's own thread (in `runTurn`, which asserts it, and in `scheduleOnOwnerThread`,
+    // whose callers have checked `isCurrent`). The shipped subclasses hold only immutable or locked state,
+    // or state confined to the scheduler's thread in the same way; a user's subclass must do the same
+    // (its declaration repeats `@unchecked Sendable` and says so).
     // The confined properties are `@exclusivity(unchecked)`: only one thread ever touches them, and no
     // mutation of them calls out to other code, so the dynamic exclusivity checks (a thread-local lookup
     // on every access, measured at ~10% of a large fan-out) can never fire.
 
+    /// A client whose work waits for a mode that the turns so far did not admit.
+    private struct Parked {
+        let client: any TurnClient
+        let modes: [RunLoop.Mode]
+    }
+
     private struct Queue {
-        /// Clients waiting for the next turn, in the order they asked.
+        /// Clients waiting for the next turn, in the order they asked (scheduled from other threads).
         var waiting: [any TurnClient] = []
-        /// Whether a turn has been asked for since the last one began (one wake-up per batch).
-        var turnRequested = false
+        /// Clients whose work waits for another mode: called at every turn, asking for none.
+        var parked: [Parked] = []
     }
 
     private let queue = Locked(Queue())
     private let owner = ThreadIdentity.current
+    /// One byte at a stable address: whether a turn has been asked for since the last one began. One mark
+    /// for every thread and every client, so one wake-up serves the whole batch.
+    private let turnFlag: UnsafeMutablePointer<UInt8>
     /// Clients scheduled on the scheduler's own thread: no lock needed (confined to that thread).
     @exclusivity(unchecked) private nonisolated(unsafe) var ownerWaiting: [any TurnClient] = []
-    @exclusivity(unchecked) private nonisolated(unsafe) var ownerTurnRequested = false
     /// Counts turns, so that a client registered twice can tell it has already run in this one.
     @exclusivity(unchecked) private nonisolated(unsafe) var turnSerial: UInt64 = 0
     /// Nesting depth of `runTurn` on the scheduler's thread (a handler may run a nested loop).
     @exclusivity(unchecked) private nonisolated(unsafe) var turnDepth = 0
 
     /// Creates a scheduler whose turns run on the calling thread (see ``isCurrent``).
-    public init() {}
+    public init() {
+        turnFlag = .allocate(capacity: 1)
+        turnFlag.initialize(to: 0)
+    }
+
+    deinit {
+        turnFlag.deallocate()
+    }
 
     // MARK: What a scheduler says about itself (override these)
 
     /// Whether the calling thread is the one this scheduler's turns run on.
     ///
-    /// By default, the thread that created the scheduler. Any thread may ask.
+    /// By default, the thread that created the scheduler (even once that thread has exited, no other
+    /// thread is taken for it). Any thread may ask.
     open var isCurrent: Bool { owner.isCurrent }
 
     /// Whether turns are the main thread's cycles, or stand in for them (a test's manual scheduler):
@@ -99,11 +116,15 @@ open class CoalescingScheduler: @unchecked Sendable {
     open func isCommon(_ mode: RunLoop.Mode) -> Bool { mode == .default || mode == .common }
 
     /// Called when work asks for `modes` other than the default one, before it is scheduled: make sure
-    /// turns happen in them (a run loop adds its observer to those modes). Does nothing by default.
+    /// turns happen in them (a run loop adds its observer to those modes). When it returns, turns in
+    /// those modes must be arranged: a caller schedules its work right after. Does nothing by default.
     open func prepare(modes: [RunLoop.Mode]) {}
 
     /// Called when a turn is needed and none has been asked for since the last one began: arrange for
     /// ``runTurn(mode:)`` to be called soon on the scheduler's thread. Any thread calls it.
+    ///
+    /// Called once per batch: whichever contexts and threads ask, it is not called again until the next
+    /// turn has begun, so one wake-up serves any number of requests.
     ///
     /// - Parameter insideTurn: `true` when asked on the scheduler's thread from inside a turn (a handler
     ///   scheduled more work): the turn under way will not pick it up, so the thread must not sleep
@@ -132,12 +153,30 @@ open class CoalescingScheduler: @unchecked Sendable {
     ///
     /// Read it on the scheduler's thread for an exact answer (work scheduled there is not locked).
     public final var hasPendingWork: Bool {
-        queue.withLock { !$0.waiting.isEmpty } || (isCurrent && !ownerWaiting.isEmpty)
+        queue.withLock { !$0.waiting.isEmpty || !$0.parked.isEmpty } || (isCurrent && !ownerWaiting.isEmpty)
     }
 
-    /// Whether a turn has been asked for and not yet run: work that the next turn will do.
+    /// Whether a turn in `mode` would find work to do: a turn has been asked for, or work parked for
+    /// another mode is admitted by `mode` (`nil` admits every mode).
+    ///
+    /// The liveness rule of every scheduler: the scheduler's thread must not go to sleep while this is
+    /// true for the mode it runs in. A ``RunLoopScheduler`` checks it after the last observer of each
+    /// pass; a ``ManualScheduler``'s ``ManualScheduler/runUntilIdle(mode:maxTurns:)`` turns until it is
+    /// false. Any thread; exact on the scheduler's thread.
+    public final func hasWork(admittedBy mode: RunLoop.Mode?) -> Bool {
+        if hasRequestedTurn { return true }
+        let turn = SchedulerTurn(mode: mode, isCommonMode: mode.map(isCommon) ?? true, serial: 0)
+        return queue.withLock { queue in queue.parked.contains { turn.admits($0.modes) } }
+    }
+
+    /// Whether a turn has been asked for and not yet begun: work that the next turn will do.
     package final var hasRequestedTurn: Bool {
-        queue.withLock { $0.turnRequested } || (isCurrent && ownerTurnRequested)
+        cvu_flag_load_acquire(turnFlag)
+    }
+
+    /// Whether a turn is under way on the scheduler's thread (read it there).
+    package final var isInsideTurn: Bool {
+        isCurrent && turnDepth > 0
     }
 
     // MARK: Clients (the package's contexts)
@@ -146,44 +185,51 @@ open class CoalescingScheduler: @unchecked Sendable {
     ///
     /// Clients dedupe themselves: a client is passed here at most once until its next `performTurn`.
     package final func schedule(_ client: (any TurnClient)?) {
-        let needsRequest = queue.withLock { queue -> Bool in
-            if let client { queue.waiting.append(client) }
-            defer { queue.turnRequested = true }
-            return !queue.turnRequested
+        if let client {
+            queue.withLock { $0.waiting.append(client) }
         }
-        if needsRequest {
-            requestTurn(insideTurn: isCurrent && turnDepth > 0)
-        }
+        askForTurn()
     }
 
     /// The same as ``schedule(_:)`` without a lock, for a caller that knows it is on the scheduler's
     /// thread (it has checked ``isCurrent``): the path a coalesced request takes on the main thread.
+    @inline(__always)
     package final func scheduleOnOwnerThread(_ client: any TurnClient) {
         ownerWaiting.append(client)
-        if !ownerTurnRequested {
-            ownerTurnRequested = true
-            requestTurn(insideTurn: turnDepth > 0)
-        }
+        askForTurn()
+    }
+
+    /// Marks a turn as asked for; the first mark since the last turn began calls ``requestTurn(insideTurn:)``.
+    @inline(__always)
+    private func askForTurn() {
+        // The plain load keeps a burst of requests to one shared write; the exchange decides, among threads
+        // racing, which one asks.
+        if cvu_flag_load_relaxed(turnFlag) || cvu_flag_exchange(turnFlag, true) { return }
+        requestTurn(insideTurn: isCurrent && turnDepth > 0)
     }
 
     /// Runs one turn in `mode` on the scheduler's thread: every waiting client is called once.
     ///
-    /// A client that answers that work remains (for a mode this turn did not admit) is parked: it is
+    /// A client that answers that work remains (for modes this turn did not admit) is parked: it is
     /// called again at every later turn, but does not by itself ask for one.
     /// - Returns: How many clients were called.
     @discardableResult
     package final func runTurn(mode: RunLoop.Mode?, isCommonMode: Bool) -> Int {
+        // The mark first, then the lists: a client added after the lists were taken finds the mark cleared
+        // and asks for the next turn.
+        _ = cvu_flag_exchange(turnFlag, false)
         // Take the owner thread's list by swapping, and give its buffer back afterwards: a large fan-out
         // then reuses one allocation turn after turn instead of growing a new array every cycle.
         var owned: [any TurnClient] = []
         swap(&owned, &ownerWaiting)
-        ownerTurnRequested = false
-        let others = queue.withLock { queue -> [any TurnClient] in
-            queue.turnRequested = false
-            defer { queue.waiting.removeAll(keepingCapacity: queue.waiting.count <= 1_024) }
-            return queue.waiting
+        let (others, parked) = queue.withLock { queue -> ([any TurnClient], [Parked]) in
+            defer {
+                queue.waiting.removeAll(keepingCapacity: queue.waiting.count <= 1_024)
+                queue.parked.removeAll()
+            }
+            return (queue.waiting, queue.parked)
         }
-        let count = owned.count + others.count
+        let count = owned.count + others.count + parked.count
         guard count > 0 else {
             // An idle turn lets a large buffer go: a one-off spike (100 000 contexts dirtied once) must
             // not pin its buffer for the thread's life. Busy turns keep it, and reuse it.
@@ -193,16 +239,21 @@ open class CoalescingScheduler: @unchecked Sendable {
         turnDepth += 1
         turnSerial &+= 1
         let turn = SchedulerTurn(mode: mode, isCommonMode: isCommonMode, serial: turnSerial)
-        var parked: [any TurnClient] = []
-        for client in owned where client.performTurn(turn) {
-            parked.append(client)
+        var stillParked: [Parked] = []
+        for client in owned {
+            if let modes = client.performTurn(turn) { stillParked.append(Parked(client: client, modes: modes)) }
         }
-        for client in others where client.performTurn(turn) {
-            parked.append(client)
+        for entry in parked {
+            if let modes = entry.client.performTurn(turn) {
+                stillParked.append(Parked(client: entry.client, modes: modes))
+            }
+        }
+        for client in others {
+            if let modes = client.performTurn(turn) { stillParked.append(Parked(client: client, modes: modes)) }
         }
         turnDepth -= 1
-        if !parked.isEmpty {
-            queue.withLock { $0.waiting.insert(contentsOf: parked, at: 0) }
+        if !stillParked.isEmpty {
+            queue.withLock { $0.parked.insert(contentsOf: stillParked, at: 0) }
         }
         if ownerWaiting.isEmpty {
             owned.removeAll(keepingCapacity: true)
@@ -247,7 +298,8 @@ package struct SchedulerTurn {
 package protocol TurnClient: AnyObject {
     /// Does the work the turn admits, on the scheduler's thread.
     ///
-    /// - Returns: `true` when work remains that this turn did not admit (it waits for another mode);
-    ///   the scheduler then keeps the client for later turns, and the client counts as scheduled.
-    func performTurn(_ turn: SchedulerTurn) -> Bool
+    /// - Returns: `nil` when nothing remains; otherwise the modes the remaining work waits for (work this
+    ///   turn did not admit). The scheduler then keeps the client for later turns, calling it at each, and
+    ///   the client counts as scheduled.
+    func performTurn(_ turn: SchedulerTurn) -> [RunLoop.Mode]?
 }

@@ -53,7 +53,16 @@ public final class FramePacedScheduler: CoalescingScheduler, @unchecked Sendable
     }
 
     deinit {
-        clock?.invalidate()
+        // The clock belongs to the main thread (a display link is invalidated on the thread whose run loop
+        // it was added to). The last reference may go on any thread: hand the clock over there. Its tick
+        // holds this scheduler weakly, so a frame that fires meanwhile does nothing.
+        guard let clock else { return }
+        if ThreadIdentity.isMainThread {
+            clock.invalidate()
+        } else {
+            let handOver = ClockHandOver(clock)
+            DispatchQueue.main.async { handOver.clock.invalidate() }
+        }
     }
 
     public override var isMainThreadScheduler: Bool { true }
@@ -93,18 +102,21 @@ public final class FramePacedScheduler: CoalescingScheduler, @unchecked Sendable
         onMainThread { [self] in resume() }
     }
 
+    /// Runs `body` on the main thread: now when called there; otherwise in the main loop's next pass in
+    /// any mode the clock ticks in (the common modes and every mode work was enqueued for), so that a
+    /// request from another thread resumes the clock while the main thread runs such a mode.
     private func onMainThread(_ body: @escaping @Sendable () -> Void) {
         if isCurrent {
             body()
         } else {
-            RunLoop.main.perform(inModes: [.common], block: body)
+            RunLoop.main.perform(inModes: [.common] + modes.withLock { Array($0) }, block: body)
             CFRunLoopWakeUp(CFRunLoopGetMain())
         }
     }
 
     private func resume() {
         if clock == nil {
-            let clock = makeFrameClock(framesPerSecond: framesPerSecond) { [unowned self] in tick() }
+            let clock = makeFrameClock(framesPerSecond: framesPerSecond) { [weak self] in self?.tick() }
             for mode in modes.withLock({ $0 }) { clock.add(mode: mode) }
             self.clock = clock
         }
@@ -115,10 +127,18 @@ public final class FramePacedScheduler: CoalescingScheduler, @unchecked Sendable
         ticks += 1
         let mode = RunLoop.current.currentMode
         runTurn(mode: mode, isCommonMode: mode.map(isCommon) ?? true)
-        // Work asked for during the turn (or by another thread since) keeps the clock running; otherwise it
-        // pauses until the next request, whose `requestTurn` resumes it.
-        if !hasRequestedTurn { clock?.isPaused = true }
+        // Work asked for during the turn (or by another thread since), and work parked for a mode this frame
+        // did not admit, keep the clock running; otherwise it pauses until the next request, whose
+        // `requestTurn` resumes it.
+        if !hasRequestedTurn && !hasPendingWork { clock?.isPaused = true }
     }
+}
+
+/// Carries a clock to the main thread for invalidation (see `FramePacedScheduler.deinit`).
+private struct ClockHandOver: @unchecked Sendable {
+    // @unchecked Sendable: the clock is only touched again on the main thread, and nothing else holds it.
+    let clock: any FrameClock
+    init(_ clock: any FrameClock) { self.clock = clock }
 }
 
 extension CoalescingScheduler {

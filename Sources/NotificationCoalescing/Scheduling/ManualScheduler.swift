@@ -76,18 +76,20 @@ public final class ManualScheduler: CoalescingScheduler, @unchecked Sendable {
         if !isIdle { throw NotIdle(turns: 0) }
     }
 
-    /// Turns in `mode` until no turn is asked for, at most `maxTurns` times.
+    /// Turns in `mode` until no work that `mode` admits is left: no turn is asked for, and nothing parked
+    /// waits for a mode that `mode` admits. At most `maxTurns` turns.
     ///
     /// Work parked for a mode that `mode` does not admit stays parked (it does not ask for turns); turn
-    /// in its mode to deliver it.
-    /// - Returns: The number of turns taken (0 when no turn was asked for).
+    /// in its mode to deliver it. This is the liveness rule of every scheduler (see
+    /// ``CoalescingScheduler/hasWork(admittedBy:)``): when it returns, a run loop in `mode` could sleep.
+    /// - Returns: The number of turns taken (0 when there was nothing to do).
     /// - Throws: ``NotIdle`` when work was still asking for a turn after `maxTurns` turns (a handler that
     ///   reschedules itself every turn): a hang turned into a failure.
     @discardableResult
     public func runUntilIdle(mode: RunLoop.Mode = .default, maxTurns: Int = 1_000) throws -> Int {
         precondition(maxTurns > 0, "ManualScheduler.runUntilIdle(maxTurns:) needs maxTurns > 0")
         var turns = 0
-        while hasRequestedTurn {
+        while hasWork(admittedBy: mode) {
             guard turns < maxTurns else { throw NotIdle(turns: turns) }
             turn(mode: mode)
             turns += 1

@@ -17,13 +17,16 @@ import Foundation
 /// > ``DispatchMainScheduler`` there. A background thread's run loop with nothing but this observer
 /// > counts as empty and returns at once; give it a timer or port.
 public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
-    // @unchecked Sendable: `runLoop` and the observer are CF objects whose APIs used here
-    // (`CFRunLoopWakeUp`, `CFRunLoopAddObserver`) are thread-safe; `modes` is behind a lock.
+    // @unchecked Sendable: `runLoop` and the observers are CF objects whose APIs used here
+    // (`CFRunLoopWakeUp`, `CFRunLoopAddObserver`, `CFRunLoopContainsObserver`) are thread-safe, written
+    // once in `install()` before the scheduler is shared; `customModes` is behind a lock.
     private nonisolated(unsafe) let runLoop: CFRunLoop
     private let observesMainThread: Bool
     private let customModes = Locked<Set<RunLoop.Mode>>([])
     private nonisolated(unsafe) var commonObserver: CFRunLoopObserver?
     private nonisolated(unsafe) var customObserver: CFRunLoopObserver?
+    private nonisolated(unsafe) var commonGuard: CFRunLoopObserver?
+    private nonisolated(unsafe) var customGuard: CFRunLoopObserver?
 
     /// The main thread's run loop.
     public static let main = RunLoopScheduler(mainThread: ())
@@ -53,30 +56,57 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
         install()
     }
 
-    /// Order of the observer among others on the same activity: before Core Animation's commit (2 000 000).
+    /// Order of the turn observer among others on the same activity: before Core Animation's commit
+    /// (2 000 000), so that views updated here are drawn in this frame.
     private static let observerOrder: CFIndex = 1_000
+    /// Order of the guard: after every other observer of the pass, just before the thread sleeps.
+    private static let guardOrder: CFIndex = CFIndex.max
 
     private func makeObserver(common: Bool) -> CFRunLoopObserver {
         let activities = CFRunLoopActivity([.beforeWaiting, .exit]).rawValue
-        // Unowned: the run loop holds the observer, and a strong capture would keep the scheduler (and
-        // its thread's run loop) alive forever. `deinit` invalidates the observers before `self` goes.
+        // Weak: the run loop holds the observer, and a strong capture would keep the scheduler (and its
+        // thread's run loop) alive forever. `deinit` invalidates the observers, possibly on another thread
+        // while a callout is under way here: weak, not unowned, so that such a callout finds nil.
         return CFRunLoopObserverCreateWithHandler(kCFAllocatorDefault, activities, true, Self.observerOrder) {
-            [unowned self] _, _ in
+            [weak self] _, _ in
+            guard let self else { return }
             let mode = RunLoop.current.currentMode
             runTurn(mode: mode, isCommonMode: common || mode.map(isCommon) ?? true)
         }
     }
 
+    /// The liveness guard: the last observer before the thread sleeps. Work asked for after the turn
+    /// observer ran in this pass — by a later observer (Core Animation's commit, where `layoutSubviews`
+    /// runs), or inside a turn whose nested run loop used up the wake-up — would otherwise wait for an
+    /// unrelated event. The guard wakes the loop, so the next pass turns at once.
+    private func makeGuard() -> CFRunLoopObserver {
+        CFRunLoopObserverCreateWithHandler(
+            kCFAllocatorDefault, CFRunLoopActivity.beforeWaiting.rawValue, true, Self.guardOrder
+        ) { [weak self] _, _ in
+            guard let self else { return }
+            // Inside a turn (a nested loop run by a handler) the outer pass will get here after the turn.
+            guard !isInsideTurn else { return }
+            if hasWork(admittedBy: RunLoop.current.currentMode) {
+                CFRunLoopWakeUp(runLoop)
+            }
+        }
+    }
+
     private func install() {
         let common = makeObserver(common: true)
+        let guardObserver = makeGuard()
         commonObserver = common
+        commonGuard = guardObserver
         customObserver = makeObserver(common: false)
+        customGuard = makeGuard()
         CFRunLoopAddObserver(runLoop, common, commonModesName)
+        CFRunLoopAddObserver(runLoop, guardObserver, commonModesName)
     }
 
     deinit {
-        if let commonObserver { CFRunLoopObserverInvalidate(commonObserver) }
-        if let customObserver { CFRunLoopObserverInvalidate(customObserver) }
+        for observer in [commonObserver, customObserver, commonGuard, customGuard] {
+            if let observer { CFRunLoopObserverInvalidate(observer) }
+        }
     }
 
     public override var isCurrent: Bool {
@@ -101,15 +131,23 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
         isCurrent ? RunLoop.current.currentMode : nil
     }
 
+    /// Adds the scheduler's observers to the modes in `modes` it does not turn in yet.
+    ///
+    /// The observers are added under the lock that records the modes: a concurrent caller asking for the
+    /// same new mode returns only once the observers are in it, so its work cannot be scheduled into a
+    /// mode that no observer turns yet.
     public override func prepare(modes: [RunLoop.Mode]) {
-        for mode in customModes.insertNewCustomModes(modes) {
-            CFRunLoopAddObserver(runLoop, customObserver, runLoopModeName(mode))
+        customModes.insertNewCustomModes(modes) { mode in
+            let name = runLoopModeName(mode)
+            CFRunLoopAddObserver(runLoop, customObserver, name)
+            CFRunLoopAddObserver(runLoop, customGuard, name)
         }
     }
 
     public override func requestTurn(insideTurn: Bool) {
-        // On its own thread, outside a turn, the loop is busy running the caller and will reach
-        // BeforeWaiting by itself. Elsewhere, or when a turn is under way, make sure it does not sleep.
+        // On its own thread, outside a turn, the loop is busy running the caller: it reaches the turn
+        // observer by itself, or, when the request comes later in the pass, the guard wakes it. Elsewhere,
+        // or when a turn is under way, make sure it does not sleep.
         if insideTurn || !isCurrent {
             CFRunLoopWakeUp(runLoop)
         }
@@ -117,12 +155,15 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
 }
 
 extension Locked where Value == Set<RunLoop.Mode> {
-    /// Records the modes of `modes` that are neither `.common` nor `.default` and not recorded yet, and
+    /// Records the modes of `modes` that are neither `.common` nor `.default` and not recorded yet, calls
+    /// `add` for each of them while still holding the lock (`add` must not call out to user code), and
     /// returns them: the modes a scheduler must start turning in.
-    func insertNewCustomModes(_ modes: [RunLoop.Mode]) -> [RunLoop.Mode] {
+    @discardableResult
+    func insertNewCustomModes(_ modes: [RunLoop.Mode], add: (RunLoop.Mode) -> Void = { _ in }) -> [RunLoop.Mode] {
         withLock { known in
             let new = modes.filter { $0 != .common && $0 != .default && !known.contains($0) }
             known.formUnion(new)
+            for mode in new { add(mode) }
             return new
         }
     }

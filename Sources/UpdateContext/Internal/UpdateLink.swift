@@ -24,7 +24,7 @@ final class UpdateLink: Sendable {
 
     /// `setNeedsUpdate(animated:)` on the context, if it is still there. Any thread.
     func setNeedsUpdate(_ flag: Bool?) {
-        state.withLock { $0.core }?.setNeedsUpdate(flag)
+        state.withLock { $0.core }?.setNeedsUpdateFromOutside(flag)
     }
 
     var isCut: Bool { state.withLock { $0.core == nil } }

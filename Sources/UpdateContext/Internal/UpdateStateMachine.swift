@@ -2,6 +2,9 @@
 enum UpdateRequest: Equatable, Sendable {
     case setNeedsUpdate(Bool?)
     case update(Bool?)
+    /// A delivery already decided (the last `resume()`, made while updaters ran): made as it is, forced
+    /// only if it was.
+    case deliver(Delivery)
 }
 
 /// What one delivery passes to the updaters.
@@ -35,10 +38,12 @@ struct UpdateStateMachine {
 
     /// What a scheduler's turn asks of the caller.
     enum TurnAction: Equatable {
-        /// Already ran in this turn (the context was listed twice): do nothing.
+        /// Already ran in this turn (the context was listed twice), or gone: do nothing.
         case skip
-        /// A nested run loop inside an updater: stay parked for the outer cycle.
-        case park
+        /// Updaters are running (a nested run loop inside one turned the scheduler): the turn passes this
+        /// context by. It is no longer registered anywhere; ``deliveryEnded()`` registers it again, so what
+        /// is pending is delivered in the next cycle after the updater returns.
+        case missed
         /// Drain the inbox (its requests are applied inside the turn), then call ``turnEnded(defaultAnimated:)``.
         case run
     }
@@ -51,8 +56,14 @@ struct UpdateStateMachine {
     private(set) var isInTurn = false
     /// The delivery under way (updaters are running), if any.
     private(set) var delivering: Delivery?
+    /// Counts deliveries (the one under way has this number).
+    private(set) var deliverySerial: UInt64 = 0
     /// The serial of the last turn this context ran in (0: none).
     private(set) var lastTurn: UInt64 = 0
+    /// Whether a turn passed this context by while its updaters ran (see ``TurnAction/missed``).
+    private(set) var missedTurn = false
+    /// The serial of the last turn that parked this context (a turn in a private mode).
+    private(set) var parkedTurn: UInt64 = 0
     private(set) var isCancelled = false
 
     var isDelivering: Bool { delivering != nil }
@@ -91,6 +102,14 @@ struct UpdateStateMachine {
         switch request {
         case .setNeedsUpdate(let flag): setNeedsUpdate(flag)
         case .update(let flag): update(flag, defaultAnimated: defaultAnimated)
+        case .deliver(let delivery):
+            if isCancelled {
+                .none
+            } else if delivering != nil {
+                .deferToInbox(request)
+            } else {
+                .deliverNow(delivery, askForTurn: false)
+            }
         }
     }
 
@@ -108,15 +127,28 @@ struct UpdateStateMachine {
     mutating func resume(defaultAnimated: Bool) -> Action {
         let forced = rules.isForced
         guard let value = rules.resume(defaultAnimated: defaultAnimated), !isCancelled else { return .none }
-        if delivering != nil { return .deferToInbox(.update(value)) }
-        return .deliverNow(Delivery(animated: value, isForced: forced), askForTurn: false)
+        let delivery = Delivery(animated: value, isForced: forced)
+        if delivering != nil { return .deferToInbox(.deliver(delivery)) }
+        return .deliverNow(delivery, askForTurn: false)
     }
 
     // MARK: Turns and deliveries
 
+    /// A turn in a mode that does not admit view updates: the context stays registered, parked until a
+    /// common pass. Returns `false` when this turn has already parked it (it is listed twice).
+    mutating func park(serial: UInt64) -> Bool {
+        if parkedTurn == serial { return false }
+        parkedTurn = serial
+        return true
+    }
+
     mutating func turnBegan(serial: UInt64) -> TurnAction {
         // A nested run loop inside an updater (possibly one delivered while the inbox was being applied).
-        if delivering != nil { return .park }
+        if delivering != nil {
+            isTurnAsked = false
+            missedTurn = true
+            return .missed
+        }
         precondition(!isInTurn, "UpdateStateMachine: a turn began inside another turn's inbox (state: \(self))")
         if lastTurn == serial { return .skip }
         lastTurn = serial
@@ -137,11 +169,21 @@ struct UpdateStateMachine {
     mutating func deliveryBegan(_ delivery: Delivery) {
         precondition(delivering == nil, "UpdateStateMachine: a delivery began inside another (state: \(self))")
         delivering = delivery
+        deliverySerial &+= 1
     }
 
-    mutating func deliveryEnded() {
+    /// The updaters have returned. Returns `true` when the caller must register for a turn again: a turn
+    /// passed this context by meanwhile, and it is registered nowhere now.
+    mutating func deliveryEnded() -> Bool {
         precondition(delivering != nil, "UpdateStateMachine: deliveryEnded with no delivery under way (state: \(self))")
         delivering = nil
+        guard missedTurn else { return false }
+        missedTurn = false
+        // Even inside a turn that is applying the inbox: what the updaters posted meanwhile came after
+        // the part of the inbox that turn applies.
+        if isCancelled || isTurnAsked { return false }
+        isTurnAsked = true
+        return true
     }
 
     /// The context is gone: nothing is delivered or scheduled any more.

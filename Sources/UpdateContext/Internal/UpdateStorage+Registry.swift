@@ -42,14 +42,24 @@ extension UpdateStorage {
 
     /// The context is gone: deliver nothing more; drop the updaters, the inbox and the link now.
     func cancel() {
-        let dropped = withShared { shared -> ([UpdaterEntry], [UpdateRequest], UpdateLink?) in
+        let dropped = withShared {
+            shared -> ([UpdaterEntry], [UpdateRequest], UpdateLink?, CoalescingScheduler?) in
             cvu_flag_store_release(flags + Self.cancelledFlag, true)
             defer {
                 shared.inbox.removeAll()
                 shared.link = nil
+                shared.scheduler = nil
             }
-            return (shared.updaters.removeAll(), shared.inbox, shared.link)
+            return (shared.updaters.removeAll(), shared.inbox, shared.link, shared.scheduler)
         }
         dropped.2?.cut()
+        // The scheduler (maybe a user's subclass) is released here, after the lock: it no longer holds
+        // this storage alive through a cycle, and goes now if nothing else uses it.
+    }
+
+    /// The scheduler, retained, while the context lives (`nil` once it is gone): what a caller from
+    /// outside the context (a lifecycle refresh, the link) holds while it calls in.
+    func retainedScheduler() -> CoalescingScheduler? {
+        withShared { $0.scheduler }
     }
 }

@@ -1,4 +1,5 @@
 import CCoalescingSupport
+import Foundation
 import NotificationCoalescing
 
 /// The storage of a ``ViewUpdatingContext``: it feeds events to the ``UpdateStateMachine``, performs the
@@ -32,6 +33,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
     private static let scheduledFlag = 1  // the machine's `isScheduled`, for other threads
     static let cancelledFlag = 2  // the context is gone
     private static let animatedFlag = 3  // the default `animated`
+    private static let refreshFlag = 4  // joined a refresh hub (set once, before the context is shared)
     private static let flagCount = 8
 
     static func make(animated: Bool, scheduler: CoalescingScheduler) -> UpdateStorage {
@@ -65,12 +67,16 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
         withUnsafeMutablePointerToElements { $0 }
     }
 
-    var scheduler: CoalescingScheduler { field(\.scheduler).pointee }
+    /// The scheduler, unretained (see `UpdateStorageHeader.unretainedScheduler`): callers hold it alive.
+    @inline(__always)
+    private func withScheduler<Result>(_ body: (CoalescingScheduler) -> Result) -> Result {
+        field(\.unretainedScheduler).pointee._withUnsafeGuaranteedRef(body)
+    }
 
     /// Whether the calling thread is the scheduler's (the main thread): asked on every request, so asked
     /// without retaining the scheduler.
     @inline(__always)
-    private var isOnSchedulerThread: Bool {
+    var isOnSchedulerThread: Bool {
         field(\.unretainedScheduler).pointee._withUnsafeGuaranteedRef { $0.isCurrent }
     }
 
@@ -84,6 +90,12 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
     var animated: Bool {
         get { cvu_flag_load_relaxed(flags + Self.animatedFlag) }
         set { cvu_flag_store_relaxed(flags + Self.animatedFlag, newValue) }
+    }
+
+    /// Whether the context observes lifecycle events (it then leaves the refresh hub when it goes).
+    var refreshes: Bool {
+        get { cvu_flag_load_relaxed(flags + Self.refreshFlag) }
+        set { cvu_flag_store_relaxed(flags + Self.refreshFlag, newValue) }
     }
 
     private var inboxHasRequests: Bool { cvu_flag_load_acquire(flags + Self.inboxFlag) }
@@ -113,14 +125,27 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
         perform(machinePointer.pointee.update(flag, defaultAnimated: animated))
     }
 
-    /// A lifecycle event: `update()` on the main thread, a deferred update anywhere else.
+    /// A lifecycle event: `update()` on the main thread, a deferred update anywhere else. Called by the
+    /// refresh hub, which may reach a context being released on another thread: it holds the scheduler
+    /// for the call, or does nothing once the context is gone.
     func refresh() {
-        guard isOnSchedulerThread else {
-            post(.update(nil))
-            return
+        guard let scheduler = retainedScheduler() else { return }
+        withExtendedLifetime(scheduler) {
+            guard isOnSchedulerThread else {
+                post(.update(nil))
+                return
+            }
+            drainInboxIfNeeded()
+            perform(machinePointer.pointee.update(nil, defaultAnimated: animated))
         }
-        drainInboxIfNeeded()
-        perform(machinePointer.pointee.update(nil, defaultAnimated: animated))
+    }
+
+    /// `setNeedsUpdate(animated:)` from outside the context (the link: Observation's `onChange`, async
+    /// sequences), which may run while the context is being released on another thread: it holds the
+    /// scheduler for the call, or does nothing once the context is gone.
+    func setNeedsUpdateFromOutside(_ flag: Bool?) {
+        guard let scheduler = retainedScheduler() else { return }
+        withExtendedLifetime(scheduler) { setNeedsUpdate(flag) }
     }
 
     func updateIfNeeded() {
@@ -153,6 +178,11 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
         perform(machinePointer.pointee.resume(defaultAnimated: animated))
     }
 
+    /// The number of the delivery under way (or of the last one): main thread, inside updaters.
+    var deliverySerial: UInt64 {
+        machinePointer.pointee.deliverySerial
+    }
+
     /// Whether the delivery under way was forced (`update()`, a refresh): main thread, inside updaters.
     var isForcedDelivery: Bool {
         isOnSchedulerThread && machinePointer.pointee.delivering?.isForced == true
@@ -169,14 +199,20 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
 
     /// The one place where the machine's answers are carried out.
     private func perform(_ action: UpdateStateMachine.Action) {
+        // Gone (released inside an updater that ran before this action): its scheduler may be gone too.
+        if isCancelled {
+            machinePointer.pointee.cancel()
+            publishScheduled()
+            return
+        }
         publishScheduled()
         switch action {
         case .none:
             break
         case .askForTurn:
-            scheduler.scheduleOnOwnerThread(self)
+            withScheduler { $0.scheduleOnOwnerThread(self) }
         case .deliverNow(let delivery, let askForTurn):
-            if askForTurn { scheduler.scheduleOnOwnerThread(self) }
+            if askForTurn { withScheduler { $0.scheduleOnOwnerThread(self) } }
             deliver(delivery)
         case .deferToInbox(let request):
             post(request)
@@ -199,15 +235,23 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
     }
 
     /// Applies what other threads (and re-entrant calls) put in the inbox, in arrival order.
+    ///
+    /// The inbox flag stays set until the requests are applied (and the machine's `isScheduled`
+    /// published), so that `isUpdatePending`, asked from another thread meanwhile, never reads `false`
+    /// for a request that is being applied.
     private func drainInbox() {
         let requests = withShared { shared -> [UpdateRequest] in
-            cvu_flag_store_relaxed(flags + Self.inboxFlag, false)
             shared.inboxIsQueued = false
             defer { shared.inbox.removeAll() }
             return shared.inbox
         }
         for request in requests {
             perform(machinePointer.pointee.apply(request, defaultAnimated: animated))
+        }
+        publishScheduled()
+        withShared { shared in
+            // Requests posted meanwhile keep the flag (and registered the storage for a turn of their own).
+            if shared.inbox.isEmpty { cvu_flag_store_release(flags + Self.inboxFlag, false) }
         }
     }
 
@@ -222,11 +266,13 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
         }
         machinePointer.pointee.deliveryBegan(delivery)
         defer {
-            machinePointer.pointee.deliveryEnded()
             // What updaters asked for waits in the inbox for a later cycle. A nested run loop inside an
-            // updater may have run (and used up) the turn that was asked for it, finding this storage busy
-            // and parking it: ask again, or the parked request would wait for an unrelated turn.
-            if inboxHasRequests { scheduler.schedule(nil) }
+            // updater may have run a turn that passed this storage by: register again, or what is pending
+            // would wait for an unrelated turn. Not when the context went inside an updater: the scheduler
+            // may have gone with it.
+            if machinePointer.pointee.deliveryEnded() && !isCancelled {
+                withScheduler { $0.scheduleOnOwnerThread(self) }
+            }
         }
         var (entry, limit) = withShared { shared in
             (shared.updaters.next(after: 0, upTo: .max), shared.updaters.newestID)
@@ -238,18 +284,37 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
         }
     }
 
-    func performTurn(_ turn: SchedulerTurn) -> Bool {
-        if isCancelled { machinePointer.pointee.cancel() }
+    /// View updates wait for a pass in a common mode, as Core Animation's commit does.
+    private static let updateModes: [RunLoop.Mode] = [.common]
+
+    func performTurn(_ turn: SchedulerTurn) -> [RunLoop.Mode]? {
+        if isCancelled {
+            machinePointer.pointee.cancel()
+            return nil
+        }
+        // A pass in a private mode (code waiting synchronously in a mode of its own): nothing is applied or
+        // delivered; the storage stays registered, parked until a common pass. Listed twice in this turn
+        // (both of its lists), it parks once.
+        if !turn.admits(Self.updateModes) {
+            return machinePointer.pointee.park(serial: turn.serial) ? Self.updateModes : nil
+        }
         switch machinePointer.pointee.turnBegan(serial: turn.serial) {
-        case .skip: return false
-        case .park: return true
-        case .run: break
+        case .skip:
+            return nil
+        case .missed:
+            // Registered nowhere now (the machine forgot its own-thread registration): let the next request
+            // from another thread register again; the end of the delivery registers for what is pending.
+            withShared { $0.inboxIsQueued = false }
+            return nil
+        case .run:
+            break
         }
         drainInboxIfNeeded()
         let delivery = machinePointer.pointee.turnEnded(defaultAnimated: animated)
-        publishScheduled()
+        // Published after the updaters ran: other threads read the update as pending until it is delivered.
         if let delivery { deliver(delivery) }
-        return false
+        publishScheduled()
+        return nil
     }
 
     // MARK: Any thread
@@ -264,6 +329,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
             shared.inboxIsQueued = true
             return true
         }
-        if needsTurn { scheduler.schedule(self) }
+        // Reached only while the context lives or a caller holds the scheduler (see the header).
+        if needsTurn { withScheduler { $0.schedule(self) } }
     }
 }

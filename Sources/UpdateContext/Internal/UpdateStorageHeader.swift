@@ -10,17 +10,22 @@ struct UpdateStorageHeader {
         var updaters = UpdaterList()
         /// Created on first use (Observation tracking, async sequences): most contexts never need one.
         var link: UpdateLink?
+        /// Keeps the scheduler alive until the context goes (`cancel()` lets it go): the scheduler holds
+        /// the storage while an update is pending, so holding it after that would make a cycle that keeps
+        /// both — and a background thread's run loop — alive after a context released with work pending.
+        var scheduler: CoalescingScheduler?
     }
 
-    let scheduler: CoalescingScheduler
-    /// The same scheduler, for the hot path: called through without a retain and a release (`scheduler`
-    /// above keeps it alive for as long as this header lives).
+    /// The scheduler, for the hot path: called through without a retain and a release. `shared.scheduler`
+    /// keeps it alive until the context goes; after that it is used only by callers that hold it
+    /// themselves (`retainedScheduler()`), and never after user code that may have released the context
+    /// (`UpdateStorage` checks `isCancelled` first).
     let unretainedScheduler: Unmanaged<CoalescingScheduler>
     var machine = UpdateStateMachine()
     var shared = Shared()
 
     init(scheduler: CoalescingScheduler) {
-        self.scheduler = scheduler
         unretainedScheduler = Unmanaged.passUnretained(scheduler)
+        shared.scheduler = scheduler
     }
 }

@@ -1,4 +1,5 @@
 #if canImport(Observation)
+import NotificationCoalescing
 import Observation
 
 extension ViewUpdatingContext {
@@ -38,17 +39,51 @@ extension ViewUpdatingContext {
     /// > Important: Tracking starts with the first delivery. A change made on any thread requests an
     /// > update (delivered on the main thread). An updater that changes what it reads requests again
     /// > every cycle: mutate state elsewhere.
+    ///
+    /// > Note: Observation reports a change at its `willSet`, before the new value is stored. A change
+    /// > made on another thread is therefore delivered twice: once when it is reported (the updater may
+    /// > still read the old value) and once more in the next cycle after that delivery, which reads the
+    /// > stored value and tracks again. So the view ends up showing the last value as long as the
+    /// > mutating thread completes the assignment before the main thread's next cycle; a thread that can
+    /// > stall between Observation's `willSet` and the store for longer than that (it cannot be seen from
+    /// > outside: Observation's public API reports nothing after the store before iOS 26) should call
+    /// > ``setNeedsUpdate(animated:)`` after mutating. Changes made on the main thread are delivered once.
     @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
     @discardableResult
     public func onUpdate(tracking: Bool, _ closure: @escaping (_ animated: Bool) -> Void) -> ViewUpdater {
         guard tracking else { return onUpdate(closure) }
         let link = storage.link
+        let changedElsewhere = TrackingFollowUp()
         return onUpdate { animated in
             withObservationTracking {
                 closure(animated)
             } onChange: {
+                // Observation calls this at the change's willSet, before the new value is stored. On the
+                // main thread the store is done before the cycle ends. On another thread the main thread may
+                // deliver (and track again) before it: this delivery must be followed by another.
+                if !ThreadIdentity.isMainThread { changedElsewhere.mark() }
                 link.setNeedsUpdate(nil)
             }
+            // After the updater (and the tracking it set up): a delivery that answered a change made on
+            // another thread may have read the value before that thread stored it, and the tracking set up
+            // now only hears of the next change. Deliver once more in the next cycle, which reads the stored
+            // value (and tracks again).
+            if changedElsewhere.take() { link.setNeedsUpdate(nil) }
+        }
+    }
+}
+
+/// Whether a tracked updater's change was reported on another thread since its last delivery.
+private final class TrackingFollowUp: Sendable {
+    private let marked = Locked(false)
+
+    func mark() { marked.withLock { $0 = true } }
+
+    /// Returns the mark and clears it.
+    func take() -> Bool {
+        marked.withLock { marked in
+            defer { marked = false }
+            return marked
         }
     }
 }
