@@ -72,3 +72,11 @@ package func onAnotherThread(_ body: @escaping @Sendable () -> Void) {
     }
     done.wait()
 }
+
+/// An object whose deinit runs `action`: a user value that calls back into the library.
+package final class CallsBack: @unchecked Sendable {
+    // @unchecked Sendable: `action` is immutable; tests decide on which thread the last reference goes.
+    private let action: () -> Void
+    package init(_ action: @escaping () -> Void) { self.action = action }
+    deinit { action() }
+}

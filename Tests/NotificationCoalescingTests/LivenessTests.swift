@@ -262,14 +262,6 @@ final class LivenessTests: XCTestCase {
     }
 }
 
-/// An object whose deinit runs `action`: a user value that calls back into the library.
-final class CallsBack: @unchecked Sendable {
-    // @unchecked Sendable: `action` is immutable; tests decide where the last reference goes.
-    private let action: () -> Void
-    init(_ action: @escaping () -> Void) { self.action = action }
-    deinit { action() }
-}
-
 /// The address of a local variable of the caller's frame: equal at two calls from the same place when
 /// the stack is equally deep.
 @inline(never)

@@ -112,4 +112,81 @@ final class SoakTests: XCTestCase {
             XCTAssertLessThan(last - first, max(4 << 20, first / 5), "memory grew during the soak: \(memory)")
         }
     }
+
+    // MARK: Long runs: the millionth call costs what the first did
+
+    /// Times `calls` calls of `call` in windows of 10 000; returns the stack address seen inside the
+    /// first and the last call (via `depth`) and the cheapest of the first and of the last five windows.
+    private func longRun(
+        calls: Int, call: () -> Void, depth: () -> [UInt]
+    ) -> (first: Double, last: Double, depths: [UInt]) {
+        let window = 10_000
+        var times: [Double] = []
+        var index = 0
+        while index < calls {
+            let start = DispatchTime.now().uptimeNanoseconds
+            for _ in 0..<window { call() }
+            times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / Double(window))
+            index += window
+        }
+        // The cheapest of five windows at each end: a loaded machine's pauses do not count.
+        return (times.prefix(5).min()!, times.suffix(5).min()!, depth())
+    }
+
+    func testAMillionPostsToOneObserverCostTheSameAtTheEnd() throws {
+        guard ProcessInfo.processInfo.environment["SOAK_SECONDS"] != nil else {
+            throw XCTSkip("set SOAK_SECONDS to run the long runs")
+        }
+        let center = NotificationCenter()
+        let context = NotificationObservingContext(center: center)
+        var posts = 0
+        var depths: [UInt] = []
+        context.observe(Notification.Name("soak.post")) { _, _ in
+            posts += 1
+            if posts == 1 || posts == 1_000_000 {
+                var marker = 0
+                depths.append(withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) })
+            }
+        }
+        let memoryBefore = malloc_stats_bytes_in_use()
+        let post = { center.post(name: Notification.Name("soak.post"), object: nil) }
+        let run = longRun(calls: 1_000_000, call: post, depth: { depths })
+        let growth = malloc_stats_bytes_in_use() - memoryBefore
+        print("long run, posts: \(run.first) ns → \(run.last) ns per post, memory +\(growth) B")
+        XCTAssertEqual(posts, 1_000_000)
+        XCTAssertEqual(run.depths.count, 2)
+        XCTAssertEqual(run.depths.first, run.depths.last, "the stack inside the handler grew")
+        XCTAssertLessThan(run.last, run.first * 3, "a post got slower over a million posts")
+        XCTAssertLessThan(growth, 1 << 20, "memory grew over a million posts")
+    }
+
+    func testAMillionDeliveriesToOneUpdaterCostTheSameAtTheEnd() throws {
+        guard ProcessInfo.processInfo.environment["SOAK_SECONDS"] != nil else {
+            throw XCTSkip("set SOAK_SECONDS to run the long runs")
+        }
+        let scheduler = ManualScheduler()
+        let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+        var deliveries = 0
+        var depths: [UInt] = []
+        context.onUpdate { _ in
+            deliveries += 1
+            if deliveries == 1 || deliveries == 1_000_000 {
+                var marker = 0
+                depths.append(withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) })
+            }
+        }
+        let memoryBefore = malloc_stats_bytes_in_use()
+        let deliver = {
+            context.setNeedsUpdate()
+            scheduler.turn()
+        }
+        let run = longRun(calls: 1_000_000, call: deliver, depth: { depths })
+        let growth = malloc_stats_bytes_in_use() - memoryBefore
+        print("long run, deliveries: \(run.first) ns → \(run.last) ns per delivery, memory +\(growth) B")
+        XCTAssertEqual(deliveries, 1_000_000)
+        XCTAssertEqual(run.depths.first, run.depths.last, "the stack inside the updater grew")
+        XCTAssertLessThan(run.last, run.first * 3, "a delivery got slower over a million")
+        XCTAssertLessThan(growth, 1 << 20, "memory grew over a million deliveries")
+        XCTAssertNoThrow(try scheduler.expectIdle())
+    }
 }

@@ -164,7 +164,11 @@ open class CoalescingScheduler: @unchecked Sendable {
     /// pass; a ``ManualScheduler``'s ``ManualScheduler/runUntilIdle(mode:maxTurns:)`` turns until it is
     /// false. Any thread; exact on the scheduler's thread.
     public final func hasWork(admittedBy mode: RunLoop.Mode?) -> Bool {
-        if hasRequestedTurn { return true }
+        hasRequestedTurn || hasParkedWork(admittedBy: mode)
+    }
+
+    /// Whether work parked for other modes is admitted by `mode`.
+    package final func hasParkedWork(admittedBy mode: RunLoop.Mode?) -> Bool {
         let turn = SchedulerTurn(mode: mode, isCommonMode: mode.map(isCommon) ?? true, serial: 0)
         return queue.withLock { queue in queue.parked.contains { turn.admits($0.modes) } }
     }

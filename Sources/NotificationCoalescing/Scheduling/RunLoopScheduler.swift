@@ -86,7 +86,14 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
             guard let self else { return }
             // Inside a turn (a nested loop run by a handler) the outer pass will get here after the turn.
             guard !isInsideTurn else { return }
-            if hasWork(admittedBy: RunLoop.current.currentMode) {
+            let mode = RunLoop.current.currentMode
+            // The turn observer ran earlier in this pass, in this mode: whatever it parked waits for modes
+            // this pass does not admit. Parked work that the mode admits is a client that declined work its
+            // own turn admitted, which would wake the loop at every pass (debug builds stop here).
+            assert(
+                !hasParkedWork(admittedBy: mode),
+                "RunLoopScheduler: work parked in a pass whose mode (\(mode?.rawValue ?? "nil")) admits it")
+            if hasWork(admittedBy: mode) {
                 CFRunLoopWakeUp(runLoop)
             }
         }

@@ -1,0 +1,207 @@
+import CoalescingTestSupport
+import Foundation
+import NotificationCoalescing
+import XCTest
+
+@testable import UpdateContext
+
+/// A reproducible random generator (SplitMix64): a failing run prints its seed, and
+/// `RANDOM_SEED=… swift test --filter RandomizedModelTests` replays it.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// The seeds a randomized test runs: `RANDOM_SEED` alone when set, else a fixed list plus one from the
+/// clock (printed, so that a failure can be replayed).
+func randomSeeds(fixed: [UInt64]) -> [UInt64] {
+    if let text = ProcessInfo.processInfo.environment["RANDOM_SEED"], let seed = UInt64(text) { return [seed] }
+    return fixed + [UInt64(Date().timeIntervalSince1970 * 1_000)]
+}
+
+/// Random interleavings of requests (main thread, other threads, inside updaters), `update()`,
+/// suspension, turns in common and private modes, removals from any thread and releases, on a
+/// `ManualScheduler`, checked after every step against `ReferenceRules` (CONTRACT.md's table, written
+/// apart from the library): the same deliveries with the same flags, every updater of a delivery the
+/// same flag, nothing after removal or release, nothing in a private mode, and after each run to
+/// idleness nothing left that the mode admits (the liveness rule).
+final class RandomizedModelTests: XCTestCase {
+    /// One context under test and its model.
+    final class Subject {
+        var context: ViewUpdatingContext?
+        var model: ReferenceRules
+        /// Requests made off the main thread or inside updaters: applied at the context's next main-thread
+        /// interaction or turn, in order (CONTRACT: "applied on the main thread in arrival order").
+        var inbox: [Bool?] = []
+        var delivered: [Bool] = []
+        /// Flags the secondary updaters got, per delivery (must equal the primary's).
+        var disagreements = 0
+        var secondary: ViewUpdatingContext.ViewUpdater?
+        var secondaryRemoved = false
+        var callsAfterRemoval = 0
+        var callsAfterRelease = 0
+        var released = false
+        var requestInside: Bool?? = nil
+        var inPrivateTurn = false
+        var deliveredInPrivateTurn = 0
+
+        init(defaultAnimated: Bool) {
+            model = ReferenceRules(defaultAnimated: defaultAnimated)
+        }
+
+        func applyInbox() {
+            for flag in inbox { model.setNeeds(flag) }
+            inbox.removeAll()
+        }
+    }
+
+    func testRandomInterleavingsAgreeWithTheReferenceModel() {
+        for seed in randomSeeds(fixed: [1, 2, 3, 42, 2_026]) {
+            run(seed: seed, steps: 1_500)
+        }
+    }
+
+    private func run(seed: UInt64, steps: Int) {
+        var random = SeededGenerator(seed: seed)
+        let scheduler = ManualScheduler()
+        let privateMode = RunLoop.Mode("test.random.private")
+        var privateTurn = false
+        var subjects: [Subject] = []
+
+        func make(_ subject: Subject) {
+            let context = ViewUpdatingContext(
+                animated: subject.model.defaultAnimated, scheduler: scheduler, refreshEvents: [])
+            context.onUpdate { [unowned subject, unowned context] animated in
+                if subject.released { subject.callsAfterRelease += 1 }
+                if privateTurn { subject.deliveredInPrivateTurn += 1 }
+                subject.delivered.append(animated)
+                if let flag = subject.requestInside {
+                    subject.requestInside = nil
+                    subject.inbox.append(flag)
+                    context.setNeedsUpdate(animated: flag)  // deferred: updaters are running
+                }
+            }
+            subject.secondary = context.onUpdate { [unowned subject] animated in
+                if subject.secondaryRemoved { subject.callsAfterRemoval += 1 }
+                if subject.delivered.last != animated { subject.disagreements += 1 }
+            }
+            subject.context = context
+        }
+
+        for _ in 0..<3 {
+            let subject = Subject(defaultAnimated: Bool.random(using: &random))
+            make(subject)
+            subjects.append(subject)
+        }
+
+        var log: [String] = []
+        for step in 0..<steps {
+            let subject = subjects.randomElement(using: &random)!
+            guard let context = subject.context else { continue }
+            let flag: Bool? = [nil, false, true].randomElement(using: &random)!
+            let action = Int.random(in: 0..<100, using: &random)
+            switch action {
+            case 0..<25:
+                log.append("main \(flag.map { $0 ? "T" : "F" } ?? "N")")
+                subject.applyInbox()
+                subject.model.setNeeds(flag)
+                context.setNeedsUpdate(animated: flag)
+            case 25..<37:
+                // Off the main thread: `nil` or `true` (an explicit `false` there collapses in the inbox,
+                // see UpdateStateMachine.enqueue, which this model does not repeat).
+                let offFlag: Bool? = flag == false ? nil : flag
+                log.append("other \(offFlag == true ? "T" : "N")")
+                subject.inbox.append(offFlag)
+                // Weakly: Foundation may keep a finished thread's closure a while, and a release must release.
+                onAnotherThread { [weak context] in context?.setNeedsUpdate(animated: offFlag) }
+            case 37..<45:
+                log.append("update \(flag.map { $0 ? "T" : "F" } ?? "N")")
+                subject.applyInbox()
+                subject.model.update(flag)
+                context.update(animated: flag)
+            case 45..<62:
+                log.append("turn")
+                for s in subjects where s.context != nil {
+                    s.applyInbox()
+                    s.model.endOfCycle()
+                }
+                scheduler.turn()
+            case 62..<68:
+                log.append("private turn")
+                privateTurn = true
+                scheduler.turn(mode: privateMode)
+                privateTurn = false
+            case 68..<76:
+                log.append("run until idle")
+                for s in subjects where s.context != nil {
+                    s.applyInbox()
+                    s.model.endOfCycle()
+                }
+                XCTAssertNoThrow(try scheduler.runUntilIdle(), "seed \(seed) step \(step)")
+                // Requests made inside updaters during those turns were delivered by later ones.
+                while subjects.contains(where: { $0.context != nil && !$0.inbox.isEmpty }) {
+                    for s in subjects where s.context != nil {
+                        s.applyInbox()
+                        s.model.endOfCycle()
+                    }
+                }
+                XCTAssertFalse(scheduler.hasWork(admittedBy: .default), "seed \(seed) step \(step): work left")
+            case 76..<80:
+                log.append("suspend")
+                subject.model.suspend()
+                context.suspend()
+            case 80..<86:
+                guard subject.model.suspended > 0 else { continue }
+                log.append("resume")
+                subject.applyInbox()
+                subject.model.resume()
+                context.resume()
+            case 86..<92:
+                let inside: Bool? = flag == false ? nil : flag
+                log.append("arm request inside \(inside == true ? "T" : "N")")
+                subject.requestInside = .some(inside)
+            case 92..<96:
+                guard !subject.secondaryRemoved, let token = subject.secondary else { continue }
+                log.append("remove secondary")
+                subject.secondaryRemoved = true
+                if Bool.random(using: &random) {
+                    token.remove()
+                } else {
+                    onAnotherThread { token.remove() }
+                }
+            default:
+                log.append("release")
+                subject.released = true
+                subject.context = nil  // released with whatever was pending: delivers nothing more
+                let fresh = Subject(defaultAnimated: Bool.random(using: &random))
+                make(fresh)
+                subjects[subjects.firstIndex { $0 === subject }!] = fresh
+            }
+            // An armed inside request is recorded only when an updater made it; pending ones stay armed.
+            for (index, s) in subjects.enumerated() where s.context != nil {
+                let expected = s.model.deliveries
+                if s.delivered != expected {
+                    XCTFail(
+                        "seed \(seed) step \(step) context \(index): delivered \(letters(s.delivered)), "
+                            + "model \(letters(expected)); last steps: \(log.suffix(12))")
+                    return
+                }
+                XCTAssertEqual(s.disagreements, 0, "seed \(seed): updaters of one delivery disagreed")
+                XCTAssertEqual(s.callsAfterRemoval, 0, "seed \(seed): a removed updater was called")
+                XCTAssertEqual(s.deliveredInPrivateTurn, 0, "seed \(seed): delivered in a private mode")
+            }
+        }
+        for s in subjects {
+            XCTAssertEqual(s.callsAfterRelease, 0, "seed \(seed): a released context delivered")
+        }
+    }
+
+    private func letters(_ flags: [Bool]) -> String { flags.map { $0 ? "a" : "n" }.joined() }
+}
