@@ -3,11 +3,20 @@
 /// ``remove()`` detaches it. Calling it more than once, from any thread, or after the context that
 /// created it is gone, is harmless.
 ///
-/// Removal is final: once `remove()` has returned, the handler is never called again — not even later in
-/// a post or delivery under way — and what it captured is released.
+/// Removal is final, and exactly this holds:
 ///
-/// > Important: `remove()` does not interrupt a handler call already under way on another thread;
-/// > once it has returned, no new call of the handler starts.
+/// - On the thread that runs the handler (the main thread for updaters, the posting thread for
+///   observers), including from inside a handler: once `remove()` has returned, the handler is never
+///   called again — not even later in the post or delivery under way — and what it captured is released.
+/// - From another thread: once `remove()` has returned, no call of the handler begins. A call that the
+///   other thread had already begun when `remove()` took effect — at most one — may still be running, or
+///   be about to run its first line, and finishes normally; what the handler captured is released when
+///   that call returns (or at once, when none was under way).
+///
+/// > Important: `remove()` never waits for a handler call under way on another thread. A handler that
+/// > itself waits for the thread that removes it (a semaphore, `DispatchQueue.sync`) therefore cannot
+/// > deadlock with the removal. To be sure that no call is running any more, remove on the thread that
+/// > runs the handler (for updaters, the main thread).
 public final class NotificationObserver: Sendable, Hashable {
     private enum State {
         case unattached

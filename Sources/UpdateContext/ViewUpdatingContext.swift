@@ -41,7 +41,9 @@ import NotificationCoalescing
 /// | `setNeedsUpdate()` then `update()` | one, at `update()`; none at the end |
 ///
 /// ## Threads
-/// > Important: Updaters run on the main thread, one delivery at a time. ``setNeedsUpdate(animated:)``
+/// > Important: Updaters run on the main thread, one delivery at a time, at the end of a run-loop pass in
+/// > one of the common modes (where Core Animation commits): never while the main loop runs a private
+/// > mode (code waiting synchronously in a mode of its own); such work waits for the next common pass. ``setNeedsUpdate(animated:)``
 /// > may be called from any thread: a request made elsewhere is applied on the main thread, in arrival
 /// > order, and delivered in its next cycle. ``update(animated:)``, ``updateIfNeeded()``,
 /// > ``suspend()`` and ``resume()`` must be called on the main thread (a
@@ -128,8 +130,11 @@ public final class ViewUpdatingContext: Sendable {
     /// is only ever called on the main thread.
     ///
     /// Removal is final: once the token's `remove()` (or ``removeUpdaters()``, or the context's release)
-    /// has returned, the updater is never called again — not even later in a delivery under way — and
-    /// what it captured is released at once. An updater added during a delivery first runs in the next.
+    /// has returned on the main thread — inside an updater too — the updater is never called again, not
+    /// even later in a delivery under way, and what it captured is released at once. From another thread,
+    /// removal never waits: once it has returned no call of the updater begins, and the one call the main
+    /// thread may already have begun finishes normally (see `NotificationObserver`). An updater added
+    /// during a delivery first runs in the next.
     ///
     /// - Returns: A token; `remove()` removes this updater (any thread).
     @discardableResult

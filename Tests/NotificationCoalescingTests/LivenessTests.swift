@@ -47,6 +47,19 @@ final class LivenessTests: XCTestCase {
         XCTAssertNoThrow(try scheduler.expectIdle())
     }
 
+    /// Under `swift test --sanitize=thread` (CI runs it): the hand-off of a handler registered on one
+    /// thread and called on another is one ThreadSanitizer can follow.
+    func testObservingOnABackgroundThreadAndPostingOnTheMainThreadIsRaceFree() {
+        let center = NotificationCenter()
+        let context = NotificationObservingContext(center: center)
+        let calls = AtomicCounter()
+        for _ in 0..<20 {
+            onAnotherThread { context.observe(.b) { _, _ in calls.add() } }
+            center.post(name: .b, object: nil)
+        }
+        XCTAssertEqual(calls.value, (1...20).reduce(0, +))
+    }
+
     // MARK: 2. A request late in the pass
 
     func testAnEnqueueFromALaterObserverInThePassIsPostedWithoutAnOutsideEvent() {

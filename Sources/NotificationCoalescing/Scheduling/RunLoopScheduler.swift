@@ -12,6 +12,11 @@ import Foundation
 /// scrolling as in the default mode. Work enqueued for another mode makes the scheduler observe that
 /// mode too. Work scheduled from another thread wakes the run loop, so it is never lost.
 ///
+/// Nothing is left waiting for an outside event: a guard observer after every other one in the pass
+/// (after Core Animation's commit, where `layoutSubviews` and `draw(_:)` run) wakes the loop when work that
+/// the pass's mode admits is still waiting — asked for later in the pass, or around a nested run loop
+/// that used up the wake-up — so the next pass delivers it.
+///
 /// > Important: The thread must run its run loop. On Linux the main thread does under XCTest and in
 /// > programs that call `RunLoop.main.run()`, but not under `dispatchMain()` or an `async` main: use
 /// > ``DispatchMainScheduler`` there. A background thread's run loop with nothing but this observer
