@@ -132,6 +132,30 @@ final class LivenessTests: XCTestCase {
         XCTAssertEqual(recorder.names, ["test.a", "test.b"], "the background request never resumed the clock")
     }
 
+    func testAFramePacedSchedulerReleasedOnAnotherThreadStopsItsClockOnTheMainThread() {
+        final class Box: @unchecked Sendable {
+            // @unchecked Sendable: handed to one background thread, which drops the last reference.
+            var scheduler: FramePacedScheduler?
+        }
+        let box = Box()
+        weak var weakScheduler: FramePacedScheduler?
+        do {
+            let scheduler = FramePacedScheduler(framesPerSecond: 1_000)
+            weakScheduler = scheduler
+            let context = NotificationCoalescingContext(scheduler: scheduler)
+            var posted = 0
+            context.observe(.a) { _, _ in posted += 1 }
+            context.enqueue(Notification(name: .a))
+            spinRunLoop(until: { posted == 1 })  // the clock exists and has ticked
+            XCTAssertEqual(posted, 1)
+            context.enqueue(Notification(name: .a))  // ticking again, with work pending, when it goes
+            box.scheduler = scheduler
+        }
+        onAnotherThread { box.scheduler = nil }  // the last reference goes off the main thread
+        XCTAssertNil(weakScheduler)
+        turnRunLoop(20)  // frames that were due fire into nothing: no crash, no tick of a freed scheduler
+    }
+
     // MARK: 7. No user code under the queue's lock
 
     func testTheDeinitOfAReplacedNotificationsValuesMayUseTheContext() {
