@@ -43,11 +43,7 @@ package final class MainTurnCounter: @unchecked Sendable {
             [unowned self] _, _ in
             count += 1
         }
-        #if canImport(Darwin)
-        CFRunLoopAddObserver(CFRunLoopGetMain(), observer, .commonModes)
-        #else
-        CFRunLoopAddObserver(CFRunLoopGetMain(), observer, kCFRunLoopCommonModes)
-        #endif
+        addToMainCommonModes(observer!)
         self.observer = observer
     }
 

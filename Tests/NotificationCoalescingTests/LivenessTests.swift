@@ -70,7 +70,7 @@ final class LivenessTests: XCTestCase {
             CFRunLoopStop(CFRunLoopGetCurrent())
         }
         // Like Core Animation's commit (order 2 000 000): after the scheduler's observer in the same pass.
-        let late = OneShotObserver(order: 2_000_000) { context.enqueue(Notification(name: .a)) }
+        let late = MainLoopObserver(order: 2_000_000, once: true) { context.enqueue(Notification(name: .a)) }
         defer { late.invalidate() }
         XCTAssertTrue(runUntilStopped(), "the loop slept with the notification pending")
         XCTAssertEqual(posted, 1)
@@ -267,10 +267,10 @@ final class LivenessTests: XCTestCase {
             let keepAlive = CFRunLoopTimerCreateWithHandler(
                 kCFAllocatorDefault, CFAbsoluteTimeGetCurrent() + 60, 0, 0, 0
             ) { _ in }
-            CFRunLoopAddTimer(CFRunLoopGetCurrent(), keepAlive, cfMode(mode.rawValue))
+            CFRunLoopAddTimer(CFRunLoopGetCurrent(), keepAlive, cfRunLoopMode(mode.rawValue))
             start.signal()
             start.signal()
-            let result = CFRunLoopRunInMode(cfMode(mode.rawValue), 10, false)
+            let result = CFRunLoopRunInMode(cfRunLoopMode(mode.rawValue), 10, false)
             let stopped = result == .stopped
             if !stopped { print("round \(round): run ended with \(result.rawValue)") }
             CFRunLoopTimerInvalidate(keepAlive)
@@ -305,47 +305,4 @@ final class LivenessTests: XCTestCase {
 func stackAddress() -> UInt {
     var marker = 0
     return withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) }
-}
-
-/// Runs the current thread's run loop in `mode` until something stops it (`CFRunLoopStop`): `true`; or
-/// until `seconds` pass with the loop asleep and nothing to wake it: `false`.
-func runUntilStopped(mode: RunLoop.Mode = .default, seconds: Double = 10) -> Bool {
-    CFRunLoopRunInMode(cfMode(mode.rawValue), seconds, false) == .stopped
-}
-
-/// A before-waiting observer on the main run loop's common modes, at `order`, that runs `action` once.
-final class OneShotObserver {
-    private var observer: CFRunLoopObserver?
-
-    init(order: CFIndex, _ action: @escaping () -> Void) {
-        var fired = false
-        let observer = CFRunLoopObserverCreateWithHandler(
-            kCFAllocatorDefault, CFRunLoopActivity.beforeWaiting.rawValue, true, order
-        ) { _, _ in
-            if !fired {
-                fired = true
-                action()
-            }
-        }
-        #if canImport(Darwin)
-        CFRunLoopAddObserver(CFRunLoopGetMain(), observer, .commonModes)
-        #else
-        CFRunLoopAddObserver(CFRunLoopGetMain(), observer, kCFRunLoopCommonModes)
-        #endif
-        self.observer = observer
-    }
-
-    func invalidate() {
-        if let observer { CFRunLoopObserverInvalidate(observer) }
-        observer = nil
-    }
-}
-
-/// A run-loop mode as CoreFoundation's functions take it (`CFRunLoopMode` on Darwin, `CFString` on Linux).
-func cfMode(_ name: String) -> CFRunLoopMode {
-    #if canImport(Darwin)
-    CFRunLoopMode(rawValue: name as CFString)
-    #else
-    cfString(name)
-    #endif
 }

@@ -21,7 +21,7 @@ final class UpdateLivenessTests: XCTestCase {
         }
         let commit = MainLoopObserver(order: 2_000_000, once: true) { context.setNeedsUpdate() }
         defer { commit.invalidate() }
-        XCTAssertTrue(mainLoopRunsUntilStopped(), "the loop slept with the update pending")
+        XCTAssertTrue(runUntilStopped(), "the loop slept with the update pending")
         XCTAssertEqual(deliveries, 1)
     }
 
@@ -41,7 +41,7 @@ final class UpdateLivenessTests: XCTestCase {
             CFRunLoopStop(CFRunLoopGetCurrent())
         }
         outer.setNeedsUpdate()
-        XCTAssertTrue(mainLoopRunsUntilStopped(), "the nested loop used up the wake-up; the loop slept")
+        XCTAssertTrue(runUntilStopped(), "the nested loop used up the wake-up; the loop slept")
         XCTAssertEqual(order, ["outer", "other"])
     }
 
@@ -59,7 +59,7 @@ final class UpdateLivenessTests: XCTestCase {
             }
         }
         context.setNeedsUpdate()
-        XCTAssertTrue(mainLoopRunsUntilStopped())
+        XCTAssertTrue(runUntilStopped())
         XCTAssertEqual(calls, 2, "never recursively, and not lost")
     }
 
@@ -184,9 +184,9 @@ final class UpdateLivenessTests: XCTestCase {
         let keepAlive = CFRunLoopTimerCreateWithHandler(kCFAllocatorDefault, CFAbsoluteTimeGetCurrent() + 60, 0, 0, 0) {
             _ in
         }
-        CFRunLoopAddTimer(CFRunLoopGetMain(), keepAlive, updateModeName(privateMode.rawValue))
+        CFRunLoopAddTimer(CFRunLoopGetMain(), keepAlive, cfRunLoopMode(privateMode.rawValue))
         defer { CFRunLoopTimerInvalidate(keepAlive) }
-        for _ in 0..<5 { _ = CFRunLoopRunInMode(updateModeName(privateMode.rawValue), 0.002, false) }
+        for _ in 0..<5 { _ = CFRunLoopRunInMode(cfRunLoopMode(privateMode.rawValue), 0.002, false) }
         XCTAssertEqual(queued, 1, "the scheduler turned in the private mode")
         XCTAssertEqual(deliveries, 0, "a view update was delivered in a private mode")
         spinMainLoop(until: { deliveries == 1 })
@@ -319,47 +319,5 @@ final class UpdateLivenessTests: XCTestCase {
         }
         XCTAssertEqual(falseReads.value, 0)
         XCTAssertNoThrow(try scheduler.expectIdle())
-    }
-}
-
-/// A run-loop mode as CoreFoundation's functions take it.
-func updateModeName(_ name: String) -> CFRunLoopMode {
-    #if canImport(Darwin)
-    CFRunLoopMode(rawValue: name as CFString)
-    #else
-    CFStringCreateWithCString(nil, name, CFStringBuiltInEncodings.UTF8.rawValue)
-    #endif
-}
-
-/// Runs the main run loop in the default mode until an updater stops it (`true`), or until `seconds`
-/// pass because the loop slept with nothing to wake it (`false`).
-func mainLoopRunsUntilStopped(seconds: Double = 10) -> Bool {
-    CFRunLoopRunInMode(updateModeName("kCFRunLoopDefaultMode"), seconds, false) == .stopped
-}
-
-/// A before-waiting observer on the main loop's common modes at `order`.
-final class MainLoopObserver {
-    private var observer: CFRunLoopObserver?
-
-    init(order: CFIndex, once: Bool, _ action: @escaping () -> Void) {
-        var fired = false
-        let observer = CFRunLoopObserverCreateWithHandler(
-            kCFAllocatorDefault, CFRunLoopActivity.beforeWaiting.rawValue, true, order
-        ) { _, _ in
-            if once && fired { return }
-            fired = true
-            action()
-        }
-        #if canImport(Darwin)
-        CFRunLoopAddObserver(CFRunLoopGetMain(), observer, .commonModes)
-        #else
-        CFRunLoopAddObserver(CFRunLoopGetMain(), observer, kCFRunLoopCommonModes)
-        #endif
-        self.observer = observer
-    }
-
-    func invalidate() {
-        if let observer { CFRunLoopObserverInvalidate(observer) }
-        observer = nil
     }
 }

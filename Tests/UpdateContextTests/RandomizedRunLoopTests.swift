@@ -112,8 +112,8 @@ final class RandomizedRunLoopTests: XCTestCase {
                 let keepAlive = CFRunLoopTimerCreateWithHandler(
                     kCFAllocatorDefault, CFAbsoluteTimeGetCurrent() + 60, 0, 0, 0
                 ) { _ in }
-                CFRunLoopAddTimer(CFRunLoopGetMain(), keepAlive, updateModeName(privateMode.rawValue))
-                _ = CFRunLoopRunInMode(updateModeName(privateMode.rawValue), 0.002, false)
+                CFRunLoopAddTimer(CFRunLoopGetMain(), keepAlive, cfRunLoopMode(privateMode.rawValue))
+                _ = CFRunLoopRunInMode(cfRunLoopMode(privateMode.rawValue), 0.002, false)
                 CFRunLoopTimerInvalidate(keepAlive)
             case 85..<93:
                 log.append("remove updaters")
@@ -133,7 +133,7 @@ final class RandomizedRunLoopTests: XCTestCase {
             }
             let waiting = subjects.contains { $0.pending } || queuePending || lateRequest != nil
             if waiting {
-                let result = CFRunLoopRunInMode(updateModeName("kCFRunLoopDefaultMode"), 10, false)
+                let result = CFRunLoopRunInMode(cfRunLoopMode("kCFRunLoopDefaultMode"), 10, false)
                 if result != .stopped {
                     XCTFail("seed \(seed) step \(step): the loop slept with work pending; last steps \(log.suffix(8))")
                     return
