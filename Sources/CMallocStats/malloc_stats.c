@@ -18,3 +18,7 @@ size_t malloc_stats_bytes_in_use(void) {
 #else
 size_t malloc_stats_bytes_in_use(void) { return 0; }
 #endif
+
+__attribute__((noinline)) void *malloc_stats_stack_frame(void) {
+    return __builtin_frame_address(0);
+}

@@ -1,3 +1,4 @@
+import CMallocStats
 import CoalescingTestSupport
 import CoreFoundation
 import Foundation
@@ -299,10 +300,8 @@ final class LivenessTests: XCTestCase {
     }
 }
 
-/// The address of a local variable of the caller's frame: equal at two calls from the same place when
-/// the stack is equally deep.
+/// Where the stack is now: equal at two calls from the same place when the stack is equally deep.
 @inline(never)
 func stackAddress() -> UInt {
-    var marker = 0
-    return withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) }
+    UInt(bitPattern: malloc_stats_stack_frame())
 }

@@ -144,8 +144,7 @@ final class SoakTests: XCTestCase {
         context.observe(Notification.Name("soak.post")) { _, _ in
             posts += 1
             if posts == 1 || posts == 1_000_000 {
-                var marker = 0
-                depths.append(withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) })
+                depths.append(UInt(bitPattern: malloc_stats_stack_frame()))
             }
         }
         let memoryBefore = malloc_stats_bytes_in_use()
@@ -171,8 +170,7 @@ final class SoakTests: XCTestCase {
         context.onUpdate { _ in
             deliveries += 1
             if deliveries == 1 || deliveries == 1_000_000 {
-                var marker = 0
-                depths.append(withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) })
+                depths.append(UInt(bitPattern: malloc_stats_stack_frame()))
             }
         }
         let memoryBefore = malloc_stats_bytes_in_use()

@@ -159,7 +159,9 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
     /// Exact on the main thread; elsewhere a snapshot (another thread may change it right after).
     var isUpdatePending: Bool {
         if isOnSchedulerThread { return machinePointer.pointee.rules.isScheduled || inboxHasRequests }
-        return cvu_flag_load_acquire(flags + Self.scheduledFlag) || inboxHasRequests
+        // The inbox first: the main thread publishes `scheduled` before it clears the inbox flag, so a
+        // cleared inbox read here comes with the published `scheduled` (no instant reads both as false).
+        return inboxHasRequests || cvu_flag_load_acquire(flags + Self.scheduledFlag)
     }
 
     var isSuspended: Bool {
