@@ -297,7 +297,8 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
         // A pass in a private mode (code waiting synchronously in a mode of its own): nothing is applied or
         // delivered; the storage stays registered, parked until a common pass. Listed twice in this turn
         // (both of its lists), it parks once.
-        if !turn.admits(Self.updateModes) {
+        // (`isCommonMode` is exactly what `admits([.common])` asks, without comparing mode names per context.)
+        if !turn.isCommonMode {
             return machinePointer.pointee.park(serial: turn.serial) ? Self.updateModes : nil
         }
         switch machinePointer.pointee.turnBegan(serial: turn.serial) {
