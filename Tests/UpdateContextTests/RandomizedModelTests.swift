@@ -153,6 +153,14 @@ final class RandomizedModelTests: XCTestCase {
                     }
                 }
                 XCTAssertFalse(scheduler.hasWork(admittedBy: .default), "seed \(seed) step \(step): work left")
+                // The liveness invariant in the contexts' own terms: idle means nothing requested is left,
+                // except what a suspension keeps.
+                for (index, s) in subjects.enumerated() {
+                    guard let context = s.context, s.model.suspended == 0 else { continue }
+                    XCTAssertFalse(
+                        context.isUpdatePending,
+                        "seed \(seed) step \(step) context \(index): idle with an update pending")
+                }
             case 76..<80:
                 log.append("suspend")
                 subject.model.suspend()
