@@ -227,48 +227,47 @@ final class UpdateLivenessTests: XCTestCase {
 
     // MARK: 13. StateUpdatingContext and the early non-animated flush
 
-    func testAnAnimatedChangeAfterANonAnimatedOneIsNotShownByTheEarlyFlushAndAnimatesAtTheEnd() throws {
-        struct Pair: Equatable { var a = 0, b = 0 }
+    struct Pair: Equatable, Sendable { var a = 0, b = 0 }
+
+    /// A state context on a manual scheduler whose renderer writes each render as `ab` + `n`/`a`; it has
+    /// rendered the initial state (`00n`) when returned.
+    private func pairView() throws -> (ManualScheduler, StateUpdatingContext<Pair>, () -> [String]) {
+        final class Renders { var list: [String] = [] }
         let scheduler = ManualScheduler()
         let view = StateUpdatingContext(state: Pair(), scheduler: scheduler, refreshEvents: [])
-        var renders: [String] = []
-        view.onRender { state, _, animated in renders.append("\(state.a)\(state.b)\(animated ? "a" : "n")") }
+        let renders = Renders()
+        view.onRender { state, _, animated in renders.list.append("\(state.a)\(state.b)\(animated ? "a" : "n")") }
         try scheduler.runUntilIdle()
-        XCTAssertEqual(renders, ["00n"])
+        XCTAssertEqual(renders.list, ["00n"])
+        return (scheduler, view, { renders.list })
+    }
+
+    func testAnAnimatedChangeAfterANonAnimatedOneIsNotShownByTheEarlyFlushAndAnimatesAtTheEnd() throws {
+        let (scheduler, view, renders) = try pairView()
         view.update(animated: false) { $0.a = 1 }
         view.update(animated: true) { $0.b = 1 }
-        XCTAssertEqual(renders, ["00n", "10n"], "the early flush shows only the non-animated change")
+        XCTAssertEqual(renders(), ["00n", "10n"], "the early flush shows only the non-animated change")
         try scheduler.runUntilIdle()
-        XCTAssertEqual(renders, ["00n", "10n", "11a"], "the animated change animates at the end of the cycle")
+        XCTAssertEqual(renders(), ["00n", "10n", "11a"], "the animated change animates at the end of the cycle")
     }
 
     func testTheSameFromAnotherThread() throws {
-        struct Pair: Equatable, Sendable { var a = 0, b = 0 }
-        let scheduler = ManualScheduler()
-        let view = StateUpdatingContext(state: Pair(), scheduler: scheduler, refreshEvents: [])
-        var renders: [String] = []
-        view.onRender { state, _, animated in renders.append("\(state.a)\(state.b)\(animated ? "a" : "n")") }
-        try scheduler.runUntilIdle()
+        let (scheduler, view, renders) = try pairView()
         onAnotherThread {
             view.update(animated: false) { $0.a = 1 }
             view.update(animated: true) { $0.b = 1 }
         }
         try scheduler.runUntilIdle()
-        XCTAssertEqual(renders, ["00n", "10n", "11a"])
+        XCTAssertEqual(renders(), ["00n", "10n", "11a"])
     }
 
     func testTAndThenFRendersEverythingWithoutAnimation() throws {
-        struct Pair: Equatable { var a = 0, b = 0 }
-        let scheduler = ManualScheduler()
-        let view = StateUpdatingContext(state: Pair(), scheduler: scheduler, refreshEvents: [])
-        var renders: [String] = []
-        view.onRender { state, _, animated in renders.append("\(state.a)\(state.b)\(animated ? "a" : "n")") }
-        try scheduler.runUntilIdle()
+        let (scheduler, view, renders) = try pairView()
         view.update(animated: false) { $0.a = 1 }
         view.update(animated: true) { $0.b = 1 }
         view.update(animated: false) { $0.a = 2 }
         try scheduler.runUntilIdle()
-        XCTAssertEqual(renders, ["00n", "10n", "21n"])
+        XCTAssertEqual(renders(), ["00n", "10n", "21n"])
     }
 
     // MARK: Suspicions, settled

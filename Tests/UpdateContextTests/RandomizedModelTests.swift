@@ -101,6 +101,14 @@ final class RandomizedModelTests: XCTestCase {
             subjects.append(subject)
         }
 
+        /// The end of a cycle, in the model: every live context applies its inbox, then ends the cycle.
+        func modelTurn() {
+            for s in subjects where s.context != nil {
+                s.applyInbox()
+                s.model.endOfCycle()
+            }
+        }
+
         var log: [String] = []
         for step in 0..<steps {
             let subject = subjects.randomElement(using: &random)!
@@ -128,10 +136,7 @@ final class RandomizedModelTests: XCTestCase {
                 context.update(animated: flag)
             case 45..<62:
                 log.append("turn")
-                for s in subjects where s.context != nil {
-                    s.applyInbox()
-                    s.model.endOfCycle()
-                }
+                modelTurn()
                 scheduler.turn()
             case 62..<68:
                 log.append("private turn")
@@ -140,18 +145,10 @@ final class RandomizedModelTests: XCTestCase {
                 privateTurn = false
             case 68..<76:
                 log.append("run until idle")
-                for s in subjects where s.context != nil {
-                    s.applyInbox()
-                    s.model.endOfCycle()
-                }
+                modelTurn()
                 XCTAssertNoThrow(try scheduler.runUntilIdle(), "seed \(seed) step \(step)")
                 // Requests made inside updaters during those turns were delivered by later ones.
-                while subjects.contains(where: { $0.context != nil && !$0.inbox.isEmpty }) {
-                    for s in subjects where s.context != nil {
-                        s.applyInbox()
-                        s.model.endOfCycle()
-                    }
-                }
+                while subjects.contains(where: { $0.context != nil && !$0.inbox.isEmpty }) { modelTurn() }
                 XCTAssertFalse(scheduler.hasWork(admittedBy: .default), "seed \(seed) step \(step): work left")
                 // The liveness invariant in the contexts' own terms: idle means nothing requested is left,
                 // except what a suspension keeps.

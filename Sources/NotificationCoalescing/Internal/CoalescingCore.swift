@@ -85,8 +85,7 @@ final class CoalescingCore: TurnClient, Sendable {
             state.isParked = state.isQueued
             return (batch, state.isQueued ? state.queue.modes : nil)
         }
-        var posting = batch[...]
-        while let pending = posting.popFirst() {
+        for pending in batch {
             // A context released (on another thread) while this batch posts stops posting at once.
             if state.withLock({ $0.isCancelled }) { return nil }
             center.post(pending.notification)
