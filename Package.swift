@@ -18,6 +18,9 @@ let package = Package(
         // Views using every built-in @ViewInvalidating invalidation, so that the Apple type-check compiles
         // them for UIKit and AppKit. No product exports it.
         .target(name: "InvalidationExamples", dependencies: ["UpdateContext"]),
+        // A SwiftUI screen using every update gate and face, and UIKit/AppKit controllers using the Combine
+        // trigger, so that the Apple type-check compiles them. No product exports it.
+        .target(name: "SwiftUIExamples", dependencies: ["UpdateContext"]),
         // The benchmark is an executable that no product exports: it stays out of the public surface.
         .executableTarget(
             name: "coalesce-bench",

@@ -37,3 +37,8 @@ bool cvu_is_main_thread(void) {
 #else
 #error "CCoalescingSupport: unknown platform; teach cvu_is_main_thread how to find the main thread"
 #endif
+
+uint64_t cvu_next_generation(void) {
+    static uint64_t next = 0;
+    return __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);
+}

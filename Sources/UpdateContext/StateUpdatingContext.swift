@@ -142,18 +142,30 @@ public final class StateUpdatingContext<State: Equatable> {
     public func onRender(_ render: @escaping (_ state: State, _ oldState: State?, _ animated: Bool) -> Void)
         -> ViewUpdatingContext.ViewUpdater
     {
-        let rendered = RenderedBox<State>()
-        let token = context.onUpdate { [weak self] animated in
-            guard let self else { return }
-            let forced = context.storage.isForcedDelivery
-            let current = stateToRender(delivery: context.storage.deliverySerial, animated: animated, forced: forced)
-            let old = rendered.last
-            if !forced, let old, old == current { return }
-            rendered.last = current
-            render(current, old, animated)
+        let token = addRenderer(initialRendered: nil) { state, old, delivery in
+            render(state, old, delivery.animated)
         }
         context.setNeedsUpdate()
         return token
+    }
+
+    /// A renderer that starts as if it had rendered `initialRendered` (`nil`: never rendered) and is
+    /// called with the delivery that renders; registering it requests nothing. The faces use it.
+    func addRenderer(
+        initialRendered: State?, _ render: @escaping (State, State?, ContextDelivery) -> Void
+    ) -> ViewUpdatingContext.ViewUpdater {
+        let rendered = RenderedBox<State>()
+        rendered.last = initialRendered
+        return context.onUpdate { [weak self] animated in
+            guard let self else { return }
+            let storage = context.storage
+            let forced = storage.isForcedDelivery
+            let current = stateToRender(delivery: storage.deliverySerial, animated: animated, forced: forced)
+            let old = rendered.last
+            if !forced, let old, old == current { return }
+            rendered.last = current
+            render(current, old, ContextDelivery(number: storage.deliverySerial, animated: animated, isForced: forced))
+        }
     }
 }
 

@@ -64,4 +64,9 @@ bool cvu_is_main_thread(void);
 /// first ask.
 uint64_t cvu_thread_serial(void);
 
+// MARK: Generations
+
+/// The next number of a process-wide counter (1, 2, …): orders values made on any thread.
+uint64_t cvu_next_generation(void);
+
 #endif

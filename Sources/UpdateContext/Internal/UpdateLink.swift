@@ -1,7 +1,7 @@
 import NotificationCoalescing
 
-/// What outside callbacks hold instead of a core: Observation's `onChange` closures and the tasks that
-/// follow async sequences.
+/// What outside callbacks hold instead of a core: Observation's `onChange` closures, the tasks that
+/// follow async sequences, Combine subscriptions, and the context's observable faces.
 ///
 /// Those callbacks can outlive the context (an `onChange` waits for a change that may never come). A
 /// link is cut when the context goes: it then requests nothing and keeps nothing alive, and the tasks
@@ -10,7 +10,9 @@ import NotificationCoalescing
 final class UpdateLink: Sendable {
     private struct State {
         var core: UpdateStorage?
-        var tasks: [UInt64: Task<Void, Never>] = [:]
+        var tasks: [UInt64: any LinkedRunner] = [:]
+        /// The observable faces (one per type), kept while the context lives.
+        var faces: [ObjectIdentifier: any AnyObject & Sendable] = [:]
         var nextTask: UInt64 = 0
         /// Tasks that finished before ``register(_:key:)`` saw them.
         var finished: Set<UInt64> = []
@@ -39,7 +41,7 @@ final class UpdateLink: Sendable {
 
     /// Registers a task to cancel when the link is cut; cancels it at once if the link already is, or
     /// forgets it if it has already finished.
-    func register(_ task: Task<Void, Never>, key: UInt64) {
+    func register(_ task: any LinkedRunner, key: UInt64) {
         let cancelNow = state.withLock { state -> Bool in
             if state.core == nil { return true }
             if state.finished.remove(key) != nil { return false }
@@ -59,13 +61,42 @@ final class UpdateLink: Sendable {
 
     var runningTasks: Int { state.withLock { $0.tasks.count } }
 
-    /// The context is gone: request nothing more, cancel every task.
+    /// The face of type `Face`, if one was adopted.
+    func face<Face: AnyObject & Sendable>(_ type: Face.Type) -> Face? {
+        state.withLock { $0.faces[ObjectIdentifier(type)] } as? Face
+    }
+
+    /// Keeps `face` unless a face of its type is already kept (then returns that one, and `face` is
+    /// released by the caller, outside the lock). A cut link keeps nothing.
+    func adopt<Face: AnyObject & Sendable>(_ face: Face) -> Face {
+        let kept = state.withLock { state -> (any AnyObject & Sendable)? in
+            if state.core == nil { return nil }
+            if let kept = state.faces[ObjectIdentifier(Face.self)] { return kept }
+            state.faces[ObjectIdentifier(Face.self)] = face
+            return face
+        }
+        return kept as? Face ?? face
+    }
+
+    /// The context is gone: request nothing more, cancel every task, let the faces go.
     func cut() {
-        let tasks = state.withLock { state -> [Task<Void, Never>] in
+        let (tasks, faces) = state.withLock { state -> ([any LinkedRunner], [any AnyObject & Sendable]) in
             state.core = nil
-            defer { state.tasks.removeAll() }
-            return Array(state.tasks.values)
+            defer {
+                state.tasks.removeAll()
+                state.faces.removeAll()
+            }
+            return (Array(state.tasks.values), Array(state.faces.values))
         }
         for task in tasks { task.cancel() }
+        _ = faces  // released here, outside the lock: a face's deinit removes its updater
     }
 }
+
+/// What a link cancels when the context goes: a task following an async sequence, a Combine subscriber.
+protocol LinkedRunner: Sendable {
+    func cancel()
+    var isCancelled: Bool { get }
+}
+
+extension Task: LinkedRunner where Success == Void, Failure == Never {}

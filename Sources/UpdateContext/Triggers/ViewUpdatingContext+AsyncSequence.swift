@@ -1,22 +1,27 @@
-/// A running ``ViewUpdatingContext/setNeedsUpdate(on:animated:)``: ``cancel()`` stops it.
+/// A running ``ViewUpdatingContext/setNeedsUpdate(on:animated:)`` (an async sequence, or on Apple
+/// platforms a Combine publisher): ``cancel()`` stops it.
+///
+/// The subscription runs until it is cancelled, its source finishes, or the context is released —
+/// releasing this object does not stop it (unlike Combine's `AnyCancellable`); on Apple platforms
+/// `store(in:)` ties it to a set of `AnyCancellable`s instead.
 public final class UpdateSubscription: Sendable {
-    private let task: Task<Void, Never>
+    private let runner: any LinkedRunner
     private let link: UpdateLink
 
-    init(task: Task<Void, Never>, link: UpdateLink) {
-        self.task = task
+    init(runner: any LinkedRunner, link: UpdateLink) {
+        self.runner = runner
         self.link = link
     }
 
     /// Stops requesting updates. Idempotent, any thread.
     public func cancel() {
-        task.cancel()
+        runner.cancel()
     }
 
-    /// Whether ``cancel()`` was called, or the context was released (whether or not the sequence had
+    /// Whether ``cancel()`` was called, or the context was released (whether or not the source had
     /// already finished). Any thread.
     public var isCancelled: Bool {
-        task.isCancelled || link.isCut
+        runner.isCancelled || link.isCut
     }
 }
 
@@ -56,7 +61,7 @@ extension ViewUpdatingContext {
             }
         }
         link.register(task, key: key)
-        return UpdateSubscription(task: task, link: link)
+        return UpdateSubscription(runner: task, link: link)
     }
 
     /// How many ``setNeedsUpdate(on:animated:)`` subscriptions are still running.
