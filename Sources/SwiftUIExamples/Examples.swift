@@ -12,7 +12,11 @@ final class Sensor: @unchecked Sendable {
     private let lock = NSLock()
     private var stored = 0.0
 
-    var reading: Double { lock.lock(); defer { lock.unlock() }; return stored }
+    var reading: Double {
+        lock.lock()
+        defer { lock.unlock() }
+        return stored
+    }
 
     /// Any thread, any rate: the views update once per cycle.
     func record(_ value: Double) {

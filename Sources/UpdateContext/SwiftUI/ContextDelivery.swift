@@ -22,7 +22,9 @@ public struct ContextDelivery: Hashable, Sendable, CustomStringConvertible {
     public static let none = ContextDelivery(number: 0, animated: false, isForced: false)
 
     public var description: String {
-        number == 0 ? "no delivery" : "delivery \(number) (\(animated ? "animated" : "not animated")\(isForced ? ", forced" : ""))"
+        number == 0
+            ? "no delivery"
+            : "delivery \(number) (\(animated ? "animated" : "not animated")\(isForced ? ", forced" : ""))"
     }
 }
 

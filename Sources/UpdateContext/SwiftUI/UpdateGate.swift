@@ -5,7 +5,7 @@ import CCoalescingSupport
 ///
 /// SwiftUI re-evaluates a view's body when its parent hands it new inputs, unless the view is
 /// `Equatable` and compares equal to the one it holds. Each gate wraps the content in such a view
-/// holding one `UpdateGate`, and answers SwiftUI's comparison with ``passes(between:_:)``. The logic is
+/// holding one `UpdateGate`, and answers SwiftUI's comparison with ``passes(comparedWith:)``. The logic is
 /// here, in a value type that builds everywhere, so that it is tested on every platform; the SwiftUI
 /// layer only carries it.
 ///
@@ -74,11 +74,12 @@ public struct UpdateGate<Key: Equatable> {
         }
     }
 
-    /// Whether the newer of two gates (by ``generation``) passes after the older; `false` for a gate and
-    /// itself. What a gated view answers when SwiftUI compares it with the one it holds.
-    public static func passes(between first: UpdateGate, _ second: UpdateGate) -> Bool {
-        if first.generation == second.generation { return false }
-        return first.generation < second.generation ? second.passes(after: first) : first.passes(after: second)
+    /// Whether the newer of this gate and `other` (by ``generation``) passes after the older; `false` for
+    /// a gate and itself. Symmetric: what a gated view answers when SwiftUI compares it with the one it
+    /// holds, whichever SwiftUI passes first.
+    public func passes(comparedWith other: UpdateGate) -> Bool {
+        if generation == other.generation { return false }
+        return generation < other.generation ? other.passes(after: self) : passes(after: other)
     }
 }
 

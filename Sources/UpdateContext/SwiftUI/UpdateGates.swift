@@ -18,7 +18,7 @@ struct GatedContent<Key: Equatable, Content: View>: Equatable {
     let content: Content
 
     static func == (lhs: GatedContent, rhs: GatedContent) -> Bool {
-        !UpdateGate<Key>.passes(between: lhs.gate, rhs.gate)
+        !lhs.gate.passes(comparedWith: rhs.gate)
     }
 }
 
@@ -248,7 +248,8 @@ private struct AnimatedGate<Content: View>: View {
     let content: Content
 
     var body: some View {
-        let gated = EquatableView(content: GatedContent(gate: UpdateGate(onChangeOf: delivery.number), content: content))
+        let gated = EquatableView(
+            content: GatedContent(gate: UpdateGate(onChangeOf: delivery.number), content: content))
         if #available(iOS 15, macOS 12, tvOS 15, watchOS 8, *) {
             gated.animation(delivery.animated ? animation : nil, value: delivery.number)
         } else {
