@@ -10,6 +10,7 @@ import XCTest
 /// The `@Observable` faces of contexts, on every platform that has Observation (the `ObservableObject`
 /// faces are the same feed with Combine's publisher: tested by the macOS job). A face must change once
 /// per delivery — never per request, never without a delivery — and say what the delivery was.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 final class ObservableFacesTests: XCTestCase {
     /// Counts the changes of `read`'s observed properties. Observation reports one change per
     /// registration: ``arm()`` registers again when the last registration has reported (arming twice

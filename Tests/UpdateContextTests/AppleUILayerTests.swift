@@ -1,0 +1,69 @@
+// Tests of the Combine and SwiftUI layers, for the macOS job of the GitHub workflow: Linux has neither
+// module, so this file compiles to nothing there. The scenarios live in CoalescingTestSupport's
+// AppleUIProbes.swift, which `apple-typecheck matrix .` type-checks against the SDKs; these tests only
+// run them and assert.
+#if canImport(Combine)
+import CoalescingTestSupport
+import Combine
+import UpdateContext
+import XCTest
+
+final class CombineLayerTests: XCTestCase {
+    func testValuesOfAPublisherCoalesceIntoOneAnimatedDelivery() {
+        for fromAnotherThread in [false, true] {
+            let result = playPublisherTrigger(values: 1_000, fromAnotherThread: fromAnotherThread)
+            XCTAssertEqual(result.deliveriesAfterValues, 1, "from another thread: \(fromAnotherThread)")
+            XCTAssertEqual(result.flags, [true])
+            XCTAssertEqual(result.deliveriesAfterCancel, 0, "nothing after cancel()")
+            XCTAssertTrue(result.cancelledAfterCancel)
+            XCTAssertEqual(result.runningAfterCancel, 0)
+            XCTAssertEqual(result.runningAfterCompletion, 0, "a completed publisher ends its subscription")
+            XCTAssertTrue(result.cancelledAfterContextReleased)
+            XCTAssertTrue(result.upstreamCancelledByRelease, "releasing the context cancels upstream")
+        }
+    }
+
+    /// Every row of the precedence table: the ObservableObject face and the deliveries publisher say
+    /// exactly what the updaters got.
+    func testTheCombineFacesFollowThePrecedenceTable() {
+        for row in PrecedenceTable.contract + PrecedenceTable.more {
+            let result = playDeliveryFaces(timeline: row.timeline, defaultAnimated: row.defaultAnimated)
+            XCTAssertEqual(result.updaters, row.expectedDeliveries, "\(row)")
+            XCTAssertEqual(result.objectWillChange, row.expectedDeliveries, "\(row): objectWillChange")
+            XCTAssertEqual(result.publisher, row.expectedDeliveries, "\(row): deliveries publisher")
+            XCTAssertEqual(result.numbers, result.numbers.indices.map { UInt64($0 + 1) }, "\(row)")
+        }
+    }
+
+    func testTheDeliveriesPublisherHonoursDemandAndCancel() {
+        XCTAssertEqual(playDeliveriesDemand(demand: 2).received, 2)
+        XCTAssertEqual(playDeliveriesDemand(demand: 10).received, 5)
+        XCTAssertEqual(playDeliveriesDemand(demand: 10).afterCancel, 0)
+    }
+}
+#endif
+
+#if canImport(SwiftUI) && canImport(AppKit) && canImport(Combine)
+import AppKit
+import CoalescingTestSupport
+import SwiftUI
+import XCTest
+
+/// SwiftUI itself, hosted in an `NSHostingView`: the gates' rows as Linux checks them on a model.
+@MainActor
+final class SwiftUIGateHostingTests: XCTestCase {
+    func testEveryRowOfEachGatesTableInSwiftUI() {
+        for row in GateTable.rows {
+            XCTAssertEqual(GateHostProbe(kind: row.kind).play(row.timeline), row.expected, "\(row)")
+        }
+    }
+
+    func testAViewGatedOnAContextIsEvaluatedOncePerDeliveryNotPerRequest() {
+        let result = playDeliveryGate(requestsPerCycle: 10_000, cycles: 5)
+        XCTAssertGreaterThanOrEqual(result.deliveries, 5)
+        XCTAssertLessThanOrEqual(result.deliveries, 10, "requests coalesce")
+        XCTAssertGreaterThanOrEqual(result.evaluations, 1)
+        XCTAssertLessThanOrEqual(result.evaluations, result.deliveries, "at most one evaluation per delivery")
+    }
+}
+#endif
