@@ -75,7 +75,7 @@ extension View {
     ///     let price: Double
     ///     let isScrolling: Bool
     ///     var body: some View {
-    ///         Text(price, format: .number).updatesOnly(while: !isScrolling)
+    ///         Text("\(price)").updatesOnly(while: !isScrolling)
     ///     }
     /// }
     /// ```
@@ -99,7 +99,7 @@ extension View {
     ///     let now: Date
     ///     let ticks: PassthroughSubject<Void, Never>
     ///     var body: some View {
-    ///         Text(now, style: .time).updatesOnly(onReceive: ticks)
+    ///         Text("\(now)").updatesOnly(onReceive: ticks)
     ///     }
     /// }
     /// ```
@@ -152,7 +152,7 @@ extension View {
     /// struct SensorView: View {
     ///     let sensor: Sensor
     ///     var body: some View {
-    ///         Text(sensor.reading, format: .number).updatesOnly(onDeliveryOf: sensor.context)
+    ///         Text("\(sensor.reading)").updatesOnly(onDeliveryOf: sensor.context)
     ///     }
     /// }
     /// ```
