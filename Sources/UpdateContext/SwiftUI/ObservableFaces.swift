@@ -26,7 +26,7 @@ import Observation
 /// > thread. A suspended context delivers nothing, so the face does not change.
 ///
 /// > Note: Needs the Observation module: iOS 17, macOS 14, tvOS 17, watchOS 10, visionOS 1, and Linux.
-/// > Below those, use ``ViewUpdatingContext/observableObject`` (an `ObservableObject`).
+/// > Below those, use `context.observableObject` (an `ObservableObject`).
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 public final class ObservableDelivery: Observable, Sendable {
     private let registrar = ObservationRegistrar()
@@ -65,7 +65,7 @@ public final class ObservableDelivery: Observable, Sendable {
 /// > one, or a forced delivery renders any.
 ///
 /// > Note: Needs the Observation module (iOS 17, macOS 14, tvOS 17, watchOS 10, visionOS 1, Linux); below
-/// > those, ``StateUpdatingContext/observableObject`` (an `ObservableObject`).
+/// > those, `stateContext.observableObject` (an `ObservableObject`).
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 public final class ObservableRenderedState<State: Equatable & Sendable>: Observable, Sendable {
     private let registrar = ObservationRegistrar()
