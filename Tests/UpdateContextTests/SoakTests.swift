@@ -6,6 +6,10 @@ import NotificationCoalescing
 import UpdateContext
 import XCTest
 
+#if canImport(Observation)
+import Observation
+#endif
+
 /// A long run under load, off by default: `SOAK_SECONDS=60 swift test --filter SoakTests` (CI runs it).
 ///
 /// 100 contexts on the main run loop, 4 threads making random requests, lifecycle posts on the main
@@ -187,4 +191,52 @@ final class SoakTests: XCTestCase {
         XCTAssertLessThan(growth, 1 << 20, "memory grew over a million deliveries")
         XCTAssertNoThrow(try scheduler.expectIdle())
     }
+
+    #if canImport(Observation)
+    /// The `@Observable` faces over a million deliveries: one change per delivery (a tracking scope
+    /// re-armed each time, as SwiftUI does), the same stack depth at the end, no memory growth.
+    func testAMillionDeliveriesAnnouncedByTheObservableFacesCostTheSameAtTheEnd() throws {
+        guard ProcessInfo.processInfo.environment["SOAK_SECONDS"] != nil else {
+            throw XCTSkip("set SOAK_SECONDS to run the long runs")
+        }
+        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else {
+            throw XCTSkip("Observation needs macOS 14")
+        }
+        let scheduler = ManualScheduler()
+        let view = StateUpdatingContext(state: 0, scheduler: scheduler, refreshEvents: [])
+        let delivery = view.context.observableDelivery
+        let state = view.observableState
+        let changes = AtomicCounter()
+        let depths = NotificationCoalescing.Locked([UInt]())  // onChange is @Sendable
+        func arm() {
+            withObservationTracking {
+                _ = delivery.delivery
+                _ = state.state
+            } onChange: {
+                let count = changes.add()
+                if count == 1 || count == 1_000_000 {
+                    let depth = UInt(bitPattern: malloc_stats_stack_frame())
+                    depths.withLock { $0.append(depth) }
+                }
+            }
+        }
+        var value = 0
+        let memoryBefore = malloc_stats_bytes_in_use()
+        let deliver = {
+            arm()
+            value += 1
+            view.state = value
+            scheduler.turn()
+        }
+        let run = longRun(calls: 1_000_000, call: deliver, depth: { depths.withLock { $0 } })
+        let growth = malloc_stats_bytes_in_use() - memoryBefore
+        print("long run, observable faces: \(run.first) ns → \(run.last) ns per delivery, memory +\(growth) B")
+        XCTAssertEqual(changes.value, 1_000_000, "one change per delivery")
+        XCTAssertEqual(delivery.delivery.number, 1_000_000)
+        XCTAssertEqual(state.state, 1_000_000)
+        XCTAssertEqual(run.depths.first, run.depths.last, "the stack inside the change notification grew")
+        XCTAssertLessThan(run.last, run.first * 3, "an announcement got slower over a million")
+        XCTAssertLessThan(growth, 1 << 20, "memory grew over a million announcements")
+    }
+    #endif
 }
