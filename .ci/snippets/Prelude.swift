@@ -39,21 +39,6 @@ public final class UIColor: Sendable {
     public init() {}
 }
 
-/// UIKit's and AppKit's invalidations do not exist on Linux; these stand-ins let the snippets that show
-/// them type-check here. The real ones are type-checked against the Apple SDKs by the
-/// InvalidationExamples target (`../shared/tools/apple-typecheck matrix .`).
-public struct StandInViewInvalidation: ViewInvalidation {
-    public func invalidate(_ object: AnyObject) {}
-}
-
-extension ViewInvalidation where Self == StandInViewInvalidation {
-    public static var display: Self { Self() }
-    public static var layout: Self { Self() }
-    public static var constraints: Self { Self() }
-    public static var intrinsicContentSize: Self { Self() }
-    public static var configuration: Self { Self() }
-    public static var restorableState: Self { Self() }
-}
 #endif
 
 /// Views the controller snippets update.

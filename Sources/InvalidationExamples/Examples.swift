@@ -1,13 +1,40 @@
-// Views that use every built-in invalidation of @ViewInvalidating, so that `apple-typecheck matrix .`
-// compiles them for iOS (UIKit) and macOS (AppKit). No product exports this target; on Linux it holds
-// only the platform-neutral example.
+// Views that use every built-in invalidation of @ViewInvalidating, custom invalidators written in Apple's
+// shape, the view-level callback and the iOS 26 paths, so that `apple-typecheck matrix .` compiles them
+// for iOS (UIKit, against iPhoneOS 26.2 and 18.6) and macOS (AppKit). No product exports this target; on
+// Linux it holds only the platform-neutral example.
 import Foundation
 import UpdateContext
+
+/// A custom invalidation of a `ViewUpdating` object that is not a view.
+struct Recount: ViewUpdatingInvalidation {
+    func invalidate(object: any ViewUpdating) {
+        object.updateContext.setNeedsUpdate()
+    }
+}
+
+/// Platform-neutral: a model object whose property asks its view for a coalesced update.
+final class Counter: ViewUpdating {
+    let updateContext = ViewUpdatingContext()
+    @ViewInvalidating(.update, Recount()) var value = 0
+    @ViewInvalidating(.update(animated: true)) var total = 0
+}
 
 #if canImport(UIKit) && !os(watchOS)
 import UIKit
 
-/// A UIKit view with every built-in invalidation, alone and together.
+/// A custom invalidator exactly as written for Apple's `UIViewInvalidating`, with only the protocol's
+/// name changed.
+struct Focus: ViewInvalidation {
+    func invalidate(view: UIView) {
+        MainActor.assumeIsolated { view.setNeedsFocusUpdate() }
+    }
+}
+
+extension ViewInvalidation where Self == Focus {
+    static var focus: Focus { Focus() }
+}
+
+/// A UIKit view with every built-in invalidation, alone and together (up to ten, as Apple's wrapper).
 final class BadgeView: UIView, ViewUpdating {
     let updateContext = ViewUpdatingContext()
 
@@ -18,7 +45,27 @@ final class BadgeView: UIView, ViewUpdating {
     @ViewInvalidating(.update) var badge = 0
     @ViewInvalidating(.update(animated: true)) var isHighlighted2 = false
     @ViewInvalidating(.display, .layout, .constraints, .intrinsicContentSize, .update(animated: false)) var title = ""
-    @ViewInvalidating(.layout, Recount()) var items: [String] = []
+    @ViewInvalidating(.layout, .focus) var items: [String] = []
+    @ViewInvalidating(
+        .display, .layout, .constraints, .intrinsicContentSize, .focus, .update, .display, .layout, .constraints,
+        .focus)
+    var everything = 0
+}
+
+/// A plain view (not `ViewUpdating`): Apple's invalidations and custom ones need nothing more.
+final class PlainView: UIView {
+    @ViewInvalidating(.layout, .focus) var offset: CGFloat = 0
+}
+
+/// The view-level callback of VIViewInvalidating (`VIViewCustomInvalidating`): the view is told after
+/// every change.
+final class CallbackView: UIView, ViewInvalidationObserving {
+    @ViewInvalidating(.display) var color = UIColor.blue
+    @ViewInvalidating(.layout) var gap: CGFloat = 2
+
+    func invalidate(view: UIView) {
+        accessibilityValue = "changed"
+    }
 }
 
 /// A cell whose configuration is invalidated (iOS 14, like Apple's `.configuration`).
@@ -26,8 +73,29 @@ final class BadgeView: UIView, ViewUpdating {
 final class BadgeCell: UICollectionViewCell {
     @ViewInvalidating(.configuration, .layout) var count = 0
 }
+
+#if canImport(UIKit, _version: 9000)
+/// iOS 26: `.properties` (UIKit's `setNeedsUpdateProperties()`); only with an iOS 26 SDK.
+@available(iOS 26, tvOS 26, visionOS 26, *)
+final class PropertiesView: UIView {
+    @ViewInvalidating(.properties) var title = ""
+    @ViewInvalidating(.properties, .layout) var subtitle = ""
+}
+#endif
 #elseif canImport(AppKit)
 import AppKit
+
+/// A custom invalidator exactly as written for Apple's `NSViewInvalidating`, with only the protocol's
+/// name changed.
+struct Focus: ViewInvalidation {
+    func invalidate(view: NSView) {
+        MainActor.assumeIsolated { view.needsDisplay = true }
+    }
+}
+
+extension ViewInvalidation where Self == Focus {
+    static var focus: Focus { Focus() }
+}
 
 /// An AppKit view with every built-in invalidation, alone and together.
 final class BadgeView: NSView, ViewUpdating {
@@ -43,19 +111,15 @@ final class BadgeView: NSView, ViewUpdating {
     @ViewInvalidating(
         .display, .layout, .constraints, .intrinsicContentSize, .restorableState, .update(animated: false))
     var title = ""
-    @ViewInvalidating(.layout, Recount()) var items: [String] = []
+    @ViewInvalidating(.layout, .focus) var items: [String] = []
 }
-#endif
 
-/// A custom invalidation, as both seeds allow: it gets the object whose property changed.
-struct Recount: ViewInvalidation {
-    func invalidate(_ object: AnyObject) {
-        (object as? any ViewUpdating)?.updateContext.setNeedsUpdate()
+/// The view-level callback (VIViewCustomInvalidating).
+final class CallbackView: NSView, ViewInvalidationObserving {
+    @ViewInvalidating(.display) var color = NSColor.blue
+
+    func invalidate(view: NSView) {
+        toolTip = "changed"
     }
 }
-
-/// Platform-neutral: a model object whose property asks its view for a coalesced update.
-final class Counter: ViewUpdating {
-    let updateContext = ViewUpdatingContext()
-    @ViewInvalidating(.update, Recount()) var value = 0
-}
+#endif

@@ -5,11 +5,11 @@ import UpdateContext
 import XCTest
 
 /// A custom invalidation that records what it was given.
-struct Record: ViewInvalidation {
+struct Record: ViewUpdatingInvalidation {
     let name: String
     let log: InvalidationLog
 
-    func invalidate(_ object: AnyObject) {
+    func invalidate(object: any ViewUpdating) {
         log.entries.append(
             "\(name):\(ObjectIdentifier(object) == log.expected.map(ObjectIdentifier.init) ? "self" : "other")")
     }

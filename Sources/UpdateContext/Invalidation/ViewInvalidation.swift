@@ -1,45 +1,17 @@
 import Foundation
 
-// UIKit views exist on iOS, tvOS and visionOS (watchOS has UIKit but no UIView); AppKit views on macOS.
 #if canImport(UIKit) && !os(watchOS)
 import UIKit
 #elseif canImport(AppKit)
 import AppKit
 #endif
 
-/// What a ``ViewInvalidating`` property does to the object it belongs to when its value changes.
+/// `.update` and `.update(animated:)`: requests an update of the object's ``ViewUpdating`` context
+/// (coalesced into one delivery per cycle, with the usual animated-flag rules).
 ///
-/// Conform to invalidate in your own way — both seeds allowed custom invalidations:
-///
-/// ```swift
-/// struct Reload: ViewInvalidation {
-///     func invalidate(_ object: AnyObject) {
-///         (object as? ListController)?.reloadRows()
-///     }
-/// }
-///
-/// final class ListController: ViewUpdating {
-///     let updateContext = ViewUpdatingContext()
-///     @ViewInvalidating(Reload(), .update) var rows: [String] = []
-///     func reloadRows() {}
-/// }
-/// ```
-///
-/// Built in: `.update` and `.update(animated:)` everywhere; on UIKit and AppKit `.display`, `.layout`,
-/// `.constraints` and `.intrinsicContentSize` (for views); `.configuration` on UIKit (iOS 14, for cells,
-/// header-footer views and — from iOS 15 — buttons); `.restorableState` on AppKit.
-///
-/// > Important: ``invalidate(_:)`` runs on the thread that sets the property, after the new value is
-/// > stored. The UIKit and AppKit invalidations must run on the main thread (a precondition says so);
-/// > `.update` may run anywhere.
-public protocol ViewInvalidation {
-    /// Invalidates `object`, the instance whose ``ViewInvalidating`` property just changed.
-    func invalidate(_ object: AnyObject)
-}
-
-/// `.update` and `.update(animated:)`: requests an update of the enclosing object's ``ViewUpdating``
-/// context (coalesced into one delivery per cycle, with the usual animated-flag rules).
-public struct UpdateInvalidation: ViewInvalidation, Sendable {
+/// Outside views it is a ``ViewUpdatingInvalidation``, accepted only in ``ViewUpdating`` classes. In views
+/// it is also a `ViewInvalidation`; a view that is not ``ViewUpdating`` stops on a precondition naming it.
+public struct UpdateInvalidation: ViewUpdatingInvalidation, Sendable {
     /// The flag of the request; `nil` leaves it to the context's rules.
     public let animated: Bool?
 
@@ -47,17 +19,13 @@ public struct UpdateInvalidation: ViewInvalidation, Sendable {
         self.animated = animated
     }
 
-    /// Any thread. An object that is not ``ViewUpdating`` is a programming error (a precondition names it).
-    public func invalidate(_ object: AnyObject) {
-        guard let owner = object as? any ViewUpdating else {
-            preconditionFailure(
-                "@ViewInvalidating(.update) on \(type(of: object)), which does not conform to ViewUpdating")
-        }
-        owner.updateContext.setNeedsUpdate(animated: animated)
+    /// Requests the update. Any thread.
+    public func invalidate(object: any ViewUpdating) {
+        object.updateContext.setNeedsUpdate(animated: animated)
     }
 }
 
-extension ViewInvalidation where Self == UpdateInvalidation {
+extension ViewUpdatingInvalidation where Self == UpdateInvalidation {
     /// Requests an update of the enclosing ``ViewUpdating`` object's context, flag left to its rules.
     public static var update: UpdateInvalidation { UpdateInvalidation() }
 
@@ -66,58 +34,88 @@ extension ViewInvalidation where Self == UpdateInvalidation {
 }
 
 #if (canImport(UIKit) && !os(watchOS)) || canImport(AppKit)
-/// The UIKit and AppKit invalidations: each calls the view's own `setNeeds…`/`invalidate…` method.
+extension UpdateInvalidation: ViewInvalidation {
+    /// Requests the update of a view that conforms to ``ViewUpdating`` (a precondition names a view that
+    /// does not).
+    public func invalidate(view: InvalidatedView) {
+        guard let owner = view as Any as? any ViewUpdating else {
+            preconditionFailure(
+                "@ViewInvalidating(.update) on \(type(of: view)), which does not conform to ViewUpdating")
+        }
+        invalidate(object: owner)
+    }
+}
+
+extension ViewInvalidation where Self == UpdateInvalidation {
+    /// Requests an update of the view's ``ViewUpdating`` context, flag left to its rules.
+    public static var update: UpdateInvalidation { UpdateInvalidation() }
+
+    /// Requests an update of the view's ``ViewUpdating`` context with this flag.
+    public static func update(animated: Bool) -> UpdateInvalidation { UpdateInvalidation(animated: animated) }
+}
+
+/// The UIKit and AppKit invalidations: each calls the view's own `setNeeds…`/`invalidate…` method, as
+/// Apple's `UIView.Invalidations` / `NSView.Invalidations` do.
 public struct ViewSystemInvalidation: ViewInvalidation, Sendable {
     enum Kind: String, Sendable {
-        case display, layout, constraints, intrinsicContentSize, configuration, restorableState
+        case display, layout, constraints, intrinsicContentSize, configuration, restorableState, properties
     }
 
     let kind: Kind
 
-    /// Main thread only (a precondition says so). A kind the object does not support is a programming
-    /// error (a precondition names the kind and the type).
-    public func invalidate(_ object: AnyObject) {
-        precondition(
-            Thread.isMainThread,
-            "@ViewInvalidating(.\(kind.rawValue)) set off the main thread: views are main-thread only")
-        let onMain = MainThreadObject(object: object)
+    /// Main thread only (the wrapper checks). A kind the view does not support (`.configuration` on a view
+    /// without a configuration) is a programming error: a precondition names the kind and the type.
+    public func invalidate(view: InvalidatedView) {
+        let onMain = MainThreadView(view: view)
         MainActor.assumeIsolated {
-            guard invalidateOnMain(onMain.object) else {
+            guard invalidateOnMain(onMain.view) else {
                 preconditionFailure(
-                    "@ViewInvalidating(.\(kind.rawValue)) is not supported on \(type(of: onMain.object))")
+                    "@ViewInvalidating(.\(kind.rawValue)) is not supported on \(type(of: onMain.view))")
             }
         }
     }
 
-    /// The object, handed to the main actor from code already running on the main thread.
-    private struct MainThreadObject: @unchecked Sendable {
-        // @unchecked Sendable: it is created and used on the main thread only (checked just before), so
-        // nothing crosses threads; the compiler cannot see that `assumeIsolated` runs in place.
-        let object: AnyObject
+    /// The view, handed to the main actor from code already running on the main thread.
+    private struct MainThreadView: @unchecked Sendable {
+        // @unchecked Sendable: created and used on the main thread only (the wrapper checks before it
+        // calls), so nothing crosses threads; the compiler cannot see that `assumeIsolated` runs in place.
+        let view: InvalidatedView
     }
 
     #if canImport(UIKit) && !os(watchOS)
-    @MainActor private func invalidateOnMain(_ object: AnyObject) -> Bool {
-        if kind == .configuration { return invalidateConfiguration(object) }
-        guard let view = object as? UIView else { return false }
+    @MainActor private func invalidateOnMain(_ view: UIView) -> Bool {
         switch kind {
         case .display: view.setNeedsDisplay()
         case .layout: view.setNeedsLayout()
         case .constraints: view.setNeedsUpdateConstraints()
         case .intrinsicContentSize: view.invalidateIntrinsicContentSize()
-        case .configuration, .restorableState: return false
+        case .configuration: return invalidateConfiguration(view)
+        case .properties: return invalidateProperties(view)
+        case .restorableState: return false
         }
         return true
     }
 
-    @MainActor private func invalidateConfiguration(_ object: AnyObject) -> Bool {
+    @MainActor private func invalidateProperties(_ view: UIView) -> Bool {
+        // UIKit 26's pass: only an SDK that has it (UIKit 9000 and later: the iOS 26 SDKs) compiles the call;
+        // `.properties` itself needs iOS 26, so an older SDK never makes this kind.
+        #if canImport(UIKit, _version: 9000)
+        if #available(iOS 26, tvOS 26, visionOS 26, *) {
+            view.setNeedsUpdateProperties()
+            return true
+        }
+        #endif
+        return false
+    }
+
+    @MainActor private func invalidateConfiguration(_ view: UIView) -> Bool {
         if #available(iOS 14, tvOS 14, *) {
-            switch object {
+            switch view {
             case let cell as UICollectionViewCell: cell.setNeedsUpdateConfiguration()
             case let cell as UITableViewCell: cell.setNeedsUpdateConfiguration()
-            case let view as UITableViewHeaderFooterView: view.setNeedsUpdateConfiguration()
+            case let header as UITableViewHeaderFooterView: header.setNeedsUpdateConfiguration()
             default:
-                if #available(iOS 15, tvOS 15, *), let button = object as? UIButton {
+                if #available(iOS 15, tvOS 15, *), let button = view as? UIButton {
                     button.setNeedsUpdateConfiguration()
                     return true
                 }
@@ -128,15 +126,14 @@ public struct ViewSystemInvalidation: ViewInvalidation, Sendable {
         return false
     }
     #elseif canImport(AppKit)
-    @MainActor private func invalidateOnMain(_ object: AnyObject) -> Bool {
-        guard let view = object as? NSView else { return false }
+    @MainActor private func invalidateOnMain(_ view: NSView) -> Bool {
         switch kind {
         case .display: view.needsDisplay = true
         case .layout: view.needsLayout = true
         case .constraints: view.needsUpdateConstraints = true
         case .intrinsicContentSize: view.invalidateIntrinsicContentSize()
         case .restorableState: view.invalidateRestorableState()
-        case .configuration: return false
+        case .configuration, .properties: return false
         }
         return true
     }
@@ -160,6 +157,18 @@ extension ViewInvalidation where Self == ViewSystemInvalidation {
     /// (`setNeedsUpdateConfiguration()`).
     @available(iOS 14, tvOS 14, *)
     public static var configuration: ViewSystemInvalidation { ViewSystemInvalidation(kind: .configuration) }
+
+    /// The view's properties need updating (`setNeedsUpdateProperties()`): UIKit 26 runs the view's
+    /// `updateProperties()` before its next layout, with Observation tracking.
+    ///
+    /// Below iOS 26 there is no such pass; the closest this package offers is `.update`, a coalesced
+    /// update of the view's ``ViewUpdating`` context at the end of the cycle (also before Core
+    /// Animation's layout and commit). Declared only when building with an SDK that has the pass (the
+    /// iOS 26 SDKs).
+    #if canImport(UIKit, _version: 9000)
+    @available(iOS 26, tvOS 26, visionOS 26, *)
+    public static var properties: ViewSystemInvalidation { ViewSystemInvalidation(kind: .properties) }
+    #endif
     #endif
 
     #if !canImport(UIKit) && canImport(AppKit)

@@ -1,0 +1,8 @@
+// expect: does not conform to protocol 'ViewInvalidation'
+// The requirement is Apple's `invalidate(view:)`: the old `invalidate(_ object: AnyObject)` shape no longer conforms.
+import UIKit
+import UpdateContext
+
+struct Old: ViewInvalidation {
+    func invalidate(_ object: AnyObject) {}
+}

@@ -1,0 +1,13 @@
+// expect: conform to 'ViewUpdatingInvalidation'
+// An invalidator written for views (Apple's shape) takes a view: it is refused on a model object.
+import UIKit
+import UpdateContext
+
+struct Glow: ViewInvalidation {
+    func invalidate(view: UIView) {}
+}
+
+final class Model: ViewUpdating {
+    let updateContext = ViewUpdatingContext()
+    @ViewInvalidating(Glow()) var level = 0
+}

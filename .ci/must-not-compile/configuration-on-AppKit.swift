@@ -1,0 +1,8 @@
+// expect: has no member 'configuration'
+// `.configuration` is UIKit's (as Apple's): an AppKit view refuses it.
+import AppKit
+import UpdateContext
+
+final class BadgeView: NSView {
+    @ViewInvalidating(.configuration) var count = 0
+}

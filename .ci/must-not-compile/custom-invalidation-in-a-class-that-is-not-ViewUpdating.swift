@@ -1,0 +1,11 @@
+// expect: conform to 'ViewUpdating'
+// Outside views, invalidations act on a ViewUpdating object: a plain class is refused.
+import UpdateContext
+
+struct Reload: ViewUpdatingInvalidation {
+    func invalidate(object: any ViewUpdating) {}
+}
+
+final class Model {
+    @ViewInvalidating(Reload()) var rows: [String] = []
+}

@@ -1,0 +1,12 @@
+// expect: works only on stored properties of classes
+// The wrapper needs the enclosing instance: a struct's property is refused.
+import UpdateContext
+
+struct Settings {
+    @ViewInvalidating(.update) var name = ""
+}
+
+func use() {
+    var settings = Settings()
+    settings.name = "x"
+}
