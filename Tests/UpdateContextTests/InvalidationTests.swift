@@ -34,6 +34,18 @@ final class Badge: ViewUpdating {
     @ViewInvalidating(Record(name: "only", log: sharedLog)) var plain = 0
 }
 
+/// Ten invalidations in one attribute (Apple's limit): each runs once per change, in the order written.
+final class Crowded: ViewUpdating {
+    let updateContext = ViewUpdatingContext(scheduler: invalidationScheduler, refreshEvents: [])
+
+    @ViewInvalidating(
+        Record(name: "1", log: sharedLog), Record(name: "2", log: sharedLog), Record(name: "3", log: sharedLog),
+        Record(name: "4", log: sharedLog), .update(animated: true), Record(name: "6", log: sharedLog),
+        Record(name: "7", log: sharedLog), Record(name: "8", log: sharedLog), Record(name: "9", log: sharedLog),
+        Record(name: "10", log: sharedLog))
+    var value = 0
+}
+
 /// Property initialisers cannot read `self`: the custom invalidations log here.
 let sharedLog = InvalidationLog()
 
@@ -94,6 +106,28 @@ final class InvalidationTests: XCTestCase {
         badge.plain = 4
         XCTAssertEqual(sharedLog.entries, ["only:self", "only:self"])
         XCTAssertFalse(badge.updateContext.isUpdatePending)
+    }
+
+    func testTenInvalidationsRunInTheOrderWrittenOncePerChange() {
+        let crowded = Crowded()
+        var flags: [Bool] = []
+        crowded.updateContext.onUpdate { flags.append($0) }
+        sharedLog.expected = crowded
+        crowded.value = 1
+        crowded.value = 1
+        let names = sharedLog.entries.map { $0.split(separator: ":")[0] }
+        XCTAssertEqual(names, ["1", "2", "3", "4", "6", "7", "8", "9", "10"])
+        XCTAssertTrue(sharedLog.entries.allSatisfy { $0.hasSuffix(":self") })
+        invalidationScheduler.turn()
+        XCTAssertEqual(flags, [true], "the .update among them asked once, animated")
+    }
+
+    func testAPairRunsItsFirstThenItsSecond() {
+        let pair = InvalidationPair(Record(name: "first", log: sharedLog), Record(name: "second", log: sharedLog))
+        pair.invalidate(object: badge)
+        XCTAssertEqual(sharedLog.entries, ["first:self", "second:self"])
+        XCTAssertEqual(pair.first.name, "first")
+        XCTAssertEqual(pair.second.name, "second")
     }
 
     func testUpdateFromAnotherThreadIsDeliveredOnTheSchedulersThread() {

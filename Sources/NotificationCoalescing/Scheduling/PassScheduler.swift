@@ -1,0 +1,61 @@
+import Dispatch
+import Foundation
+
+/// Ends a cycle when a pass that someone else runs takes place — UIKit 26's `updateProperties()` — and
+/// falls back to the main queue when that pass does not come.
+///
+/// Work asks for the pass through `requestPass` (for UIKit: `view.setNeedsUpdateProperties()`); the
+/// pass calls ``runPass()`` (or a context's `updateIfNeeded()`), and everything waiting is delivered
+/// there, inside the pass. If no pass has run by the time the main queue has turned twice after the
+/// request (a view out of any window gets no pass), the scheduler runs the turn itself, so nothing waits
+/// for a pass that never comes.
+///
+/// ```swift
+/// let scheduler = PassScheduler { print("pass requested") }
+/// let queue = NotificationCoalescingContext(scheduler: scheduler)
+/// queue.enqueue(Notification(name: .init("changed")))   // asks for the pass once
+/// scheduler.runPass()                                   // inside the pass: posted here
+/// ```
+///
+/// > Important: Create it on the main thread; its turns run there (it stands in for the main thread's
+/// > cycles, like `.mainRunLoop`). `requestPass` is called on the main thread — at once when work is
+/// > scheduled there, through the main queue when it is scheduled elsewhere — once per batch. A pass
+/// > has no run-loop mode: a turn admits work of every mode.
+public final class PassScheduler: CoalescingScheduler, @unchecked Sendable {
+    // @unchecked Sendable: `requestPass` is immutable and only called on the main thread; the turn state
+    // is the base class's.
+    private let requestPass: () -> Void
+
+    /// - Parameter requestPass: Asks for the pass; called on the main thread, once per batch of work.
+    public init(requestPass: @escaping () -> Void) {
+        self.requestPass = requestPass
+        super.init()
+    }
+
+    public override var isMainThreadScheduler: Bool { true }
+
+    public override func requestTurn(insideTurn: Bool) {
+        if isCurrent {
+            requestPass()
+        } else {
+            DispatchQueue.main.async { [weak self] in self?.requestPass() }
+        }
+        // The fallback: two hops of the main queue, so that at least one end of a run-loop pass (where
+        // UIKit runs its update passes) comes between the request and the fallback turn.
+        DispatchQueue.main.async { [weak self] in
+            DispatchQueue.main.async { [weak self] in
+                guard let self, hasRequestedTurn || hasPendingWork else { return }
+                runTurn(mode: nil, isCommonMode: true)
+            }
+        }
+    }
+
+    /// Runs the turn now: call it inside the pass, on the main thread. Delivers everything waiting.
+    ///
+    /// - Returns: How many clients had work waiting.
+    @discardableResult
+    public func runPass() -> Int {
+        precondition(isCurrent, "PassScheduler.runPass() must be called on the main thread (inside the pass)")
+        return runTurn(mode: nil, isCommonMode: true)
+    }
+}

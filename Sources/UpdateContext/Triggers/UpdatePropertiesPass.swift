@@ -1,0 +1,138 @@
+import Foundation
+import NotificationCoalescing
+
+/// Where a context made by ``ViewUpdatingContext/forUpdatePropertiesPass(animated:refreshEvents:)`` asks
+/// for UIKit's pass: set by `deliverInUpdateProperties(of:)`, read on the main thread.
+final class PropertiesPassBinding: Sendable {
+    private let request = Locked<(@Sendable () -> Void)?>(nil)
+
+    func bind(_ request: @escaping @Sendable () -> Void) {
+        self.request.withLock { $0 = request }
+    }
+
+    func requestPass() {
+        request.withLock { $0 }?()
+    }
+}
+
+extension ViewUpdatingContext {
+    /// A context meant to deliver inside UIKit's `updateProperties()` pass (iOS 26), before layout, where
+    /// UIKit tracks the `@Observable` properties the updaters read.
+    ///
+    /// Bind it to its view or view controller with `deliverInUpdateProperties(of:)`, and call
+    /// ``updateIfNeeded()`` from the override of `updateProperties()`:
+    ///
+    /// ```swift
+    /// import UIKit
+    ///
+    /// final class TitleView: UIView, ViewUpdating {
+    ///     let updateContext = ViewUpdatingContext.forUpdatePropertiesPass()
+    ///     let label = UILabel()
+    ///     var title = "" { didSet { updateContext.setNeedsUpdate() } }
+    ///
+    ///     override init(frame: CGRect) {
+    ///         super.init(frame: frame)
+    ///         updateContext.onUpdate { [weak self] _ in self?.label.text = self?.title }
+    ///         updateContext.deliverInUpdateProperties(of: self)
+    ///     }
+    ///
+    ///     required init?(coder: NSCoder) { fatalError() }
+    ///
+    ///     @available(iOS 26, *)
+    ///     override func updateProperties() {
+    ///         super.updateProperties()
+    ///         updateContext.updateIfNeeded()    // the updaters run here, inside UIKit's pass
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// On iOS 26 (built with an iOS 26 SDK) the context's cycle is the pass: a request calls the view's
+    /// `setNeedsUpdateProperties()` (once per batch, on the main thread), and the updaters run when
+    /// `updateProperties()` calls ``updateIfNeeded()``. If no pass comes — the view is in no window, or
+    /// the context was never bound — the context delivers by itself once the main queue has turned twice.
+    /// Below iOS 26 it is an ordinary context delivering at the end of the main run loop's cycle, and
+    /// binding does nothing.
+    ///
+    /// How the two paths order their work in one run-loop pass: the run-loop path delivers from an
+    /// observer just before Core Animation's commit (order 2 000 000), so updaters run before UIKit's
+    /// update passes of that commit, all contexts together, whether or not their views are in a window.
+    /// The `updateProperties()` path delivers during the commit, view by view from the top of the
+    /// hierarchy, just before each view's layout, after every run-loop observer, and only for views in a
+    /// window. Both reach the screen in the same frame. Choose the pass for UIKit's Observation tracking
+    /// and its ordering with the view's own property updates (traits, configuration); choose the run loop
+    /// (the default) to deliver on every system, to views off screen, or from code that is not a view.
+    ///
+    /// - Parameters:
+    ///   - animated: The default flag.
+    ///   - refreshEvents: The lifecycle events that force an update (see ``init(animated:scheduler:refreshEvents:center:)``).
+    public static func forUpdatePropertiesPass(
+        animated: Bool = false, refreshEvents: [Notification.Name] = ViewUpdatingContext.defaultRefreshEvents
+    ) -> ViewUpdatingContext {
+        #if canImport(UIKit, _version: 9000) && !os(watchOS)
+        if #available(iOS 26, tvOS 26, visionOS 26, *) {
+            return passContext(animated: animated, refreshEvents: refreshEvents)
+        }
+        #endif
+        return ViewUpdatingContext(animated: animated, scheduler: .mainRunLoop, refreshEvents: refreshEvents)
+    }
+
+    /// A context on a ``PassScheduler`` that asks for the pass through its binding (`bindPass(_:)`): the
+    /// iOS 26 branch of ``forUpdatePropertiesPass(animated:refreshEvents:)``, on every platform.
+    static func passContext(animated: Bool, refreshEvents: [Notification.Name]) -> ViewUpdatingContext {
+        let binding = PropertiesPassBinding()
+        let scheduler = PassScheduler { binding.requestPass() }
+        let context = ViewUpdatingContext(animated: animated, scheduler: scheduler, refreshEvents: refreshEvents)
+        _ = context.face { binding }
+        return context
+    }
+
+    /// Binds a context to the pass that `request` asks for (what `deliverInUpdateProperties(of:)` does with
+    /// the view's `setNeedsUpdateProperties()`); does nothing for a context made otherwise.
+    func bindPass(_ request: @escaping @Sendable () -> Void) {
+        storage.link.face(PropertiesPassBinding.self)?.bind(request)
+    }
+}
+
+#if canImport(UIKit) && !os(watchOS)
+import UIKit
+
+extension ViewUpdatingContext {
+    /// Makes a context from ``forUpdatePropertiesPass(animated:refreshEvents:)`` ask `view` for its
+    /// `updateProperties()` pass (iOS 26). Does nothing below iOS 26, or for a context made otherwise.
+    ///
+    /// The view is held weakly. Main thread.
+    @MainActor
+    public func deliverInUpdateProperties(of view: UIView) {
+        #if canImport(UIKit, _version: 9000)
+        if #available(iOS 26, tvOS 26, visionOS 26, *) {
+            let target = WeakMainActorObject(view)
+            bindPass { MainActor.assumeIsolated { (target.object as? UIView)?.setNeedsUpdateProperties() } }
+        }
+        #endif
+    }
+
+    /// Makes a context from ``forUpdatePropertiesPass(animated:refreshEvents:)`` ask `controller` for its
+    /// `updateProperties()` pass (iOS 26). Does nothing below iOS 26, or for a context made otherwise.
+    ///
+    /// The controller is held weakly. Main thread.
+    @MainActor
+    public func deliverInUpdateProperties(of controller: UIViewController) {
+        #if canImport(UIKit, _version: 9000)
+        if #available(iOS 26, tvOS 26, visionOS 26, *) {
+            let target = WeakMainActorObject(controller)
+            bindPass {
+                MainActor.assumeIsolated { (target.object as? UIViewController)?.setNeedsUpdateProperties() }
+            }
+        }
+        #endif
+    }
+}
+
+/// A weak reference to a main-actor object, read only on the main thread.
+private final class WeakMainActorObject: @unchecked Sendable {
+    // @unchecked Sendable: `object` is set at creation and read only inside `MainActor.assumeIsolated`
+    // (the pass scheduler calls its request on the main thread).
+    weak var object: AnyObject?
+    init(_ object: AnyObject) { self.object = object }
+}
+#endif
