@@ -68,6 +68,62 @@ final class CallbackView: UIView, ViewInvalidationObserving {
     }
 }
 
+/// UIKit 26's `.flushUpdates`, from iOS 13: earlier changes render outside the animation.
+final class ExpandingView: UIView, ViewUpdating {
+    let updateContext = ViewUpdatingContext()
+    @ViewInvalidating(.layout, .update) var isExpanded = false
+
+    func toggle() {
+        let animate: (@escaping () -> Void) -> Void = { UIView.animate(withDuration: 0.3, animations: $0) }
+        updateContext.animateWithFlushedUpdates(using: animate) {
+            self.isExpanded.toggle()
+            self.layoutIfNeeded()
+        }
+    }
+}
+
+/// A view whose context delivers inside UIKit 26's `updateProperties()` pass (the run loop below 26).
+final class PassBoundView: UIView, ViewUpdating {
+    let updateContext = ViewUpdatingContext.forUpdatePropertiesPass()
+    private let label = UILabel()
+    var title = "" { didSet { updateContext.setNeedsUpdate() } }
+
+    override init(frame: CGRect) {
+        super.init(frame: frame)
+        updateContext.onUpdate { [weak self] _ in self?.label.text = self?.title }
+        updateContext.deliverInUpdateProperties(of: self)
+    }
+
+    @available(*, unavailable)
+    required init?(coder: NSCoder) { fatalError("not used") }
+
+    #if canImport(UIKit, _version: 9000)
+    @available(iOS 26, tvOS 26, visionOS 26, *)
+    override func updateProperties() {
+        super.updateProperties()
+        updateContext.updateIfNeeded()
+    }
+    #endif
+}
+
+/// A view controller bound the same way.
+final class PassBoundViewController: UIViewController {
+    let context = ViewUpdatingContext.forUpdatePropertiesPass()
+
+    override func viewDidLoad() {
+        super.viewDidLoad()
+        context.deliverInUpdateProperties(of: self)
+    }
+
+    #if canImport(UIKit, _version: 9000)
+    @available(iOS 26, tvOS 26, visionOS 26, *)
+    override func updateProperties() {
+        super.updateProperties()
+        context.updateIfNeeded()
+    }
+    #endif
+}
+
 /// A cell whose configuration is invalidated (iOS 14, like Apple's `.configuration`).
 @available(iOS 14, tvOS 14, *)
 final class BadgeCell: UICollectionViewCell {
@@ -112,6 +168,21 @@ final class BadgeView: NSView, ViewUpdating {
         .display, .layout, .constraints, .intrinsicContentSize, .restorableState, .update(animated: false))
     var title = ""
     @ViewInvalidating(.layout, .focus) var items: [String] = []
+}
+
+/// UIKit 26's `.flushUpdates` with AppKit's animation context.
+final class ExpandingView: NSView, ViewUpdating {
+    let updateContext = ViewUpdatingContext()
+    @ViewInvalidating(.layout, .update) var isExpanded = false
+
+    func toggle() {
+        let animate: (@escaping () -> Void) -> Void = { animations in
+            NSAnimationContext.runAnimationGroup { _ in animations() }
+        }
+        updateContext.animateWithFlushedUpdates(using: animate) {
+            self.isExpanded.toggle()
+        }
+    }
 }
 
 /// The view-level callback (VIViewCustomInvalidating).

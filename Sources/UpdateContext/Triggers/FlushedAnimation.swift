@@ -1,0 +1,65 @@
+import NotificationCoalescing
+
+extension ViewUpdatingContext {
+    /// Animates `changes` and only them, the way UIKit 26's `.flushUpdates` animation option does, from
+    /// iOS 13 / macOS 10.15 and on Linux.
+    ///
+    /// ```swift
+    /// final class Model { var isExpanded = false }
+    ///
+    /// let context = ViewUpdatingContext()
+    /// let model = Model()
+    /// context.onUpdate { animated in print("render; animated:", animated) }
+    ///
+    /// context.setNeedsUpdate()                       // an earlier change, not to be animated
+    /// context.animateWithFlushedUpdates(using: { animations in
+    ///     animations()                               // UIKit: UIView.animate(withDuration: 0.3, animations: animations)
+    /// }) {
+    ///     model.isExpanded = true
+    ///     context.setNeedsUpdate()                   // delivered inside the animation, animated
+    /// }
+    /// ```
+    ///
+    /// In order, on the main thread:
+    /// 1. ``updateIfNeeded()``: what was requested before — earlier changes — is delivered now, outside the
+    ///    animation, with the flag the rules give it, so it is not swept into the animation.
+    /// 2. `animate` is called with a block that runs `changes`, then delivers what they requested at once,
+    ///    inside the animation, with `animated: true` (``update(animated:)``).
+    /// 3. ``updateIfNeeded()`` again: what the animated delivery requested is delivered after the
+    ///    animation block, not in it.
+    ///
+    /// The animated-flag rules are otherwise unchanged: a suspended context delivers nothing in any step
+    /// (the requests wait for ``resume()``); called from inside an updater, the deliveries are done in a
+    /// later cycle, as ``update(animated:)`` does there.
+    ///
+    /// - Parameters:
+    ///   - animate: Runs its `animations` block in an animation before it returns (`UIView.animate`,
+    ///     `NSAnimationContext.runAnimationGroup`, SwiftUI's `withAnimation`). One that does not call the
+    ///     block before returning is a programming error, stopped by a precondition.
+    ///   - changes: The changes to animate; they request updates as usual.
+    ///
+    /// > Important: Main thread only (a precondition says so).
+    public func animateWithFlushedUpdates(
+        using animate: (_ animations: @escaping () -> Void) -> Void, _ changes: @escaping () -> Void
+    ) {
+        precondition(
+            storage.isOnSchedulerThread,
+            "ViewUpdatingContext.animateWithFlushedUpdates(using:_:) must be called on the main thread")
+        updateIfNeeded()
+        let ran = RanFlag()
+        animate { [self] in
+            ran.value = true
+            changes()
+            if isUpdatePending { update(animated: true) }
+        }
+        precondition(
+            ran.value,
+            "animateWithFlushedUpdates(using:_:): `animate` must call its animations block before it returns")
+        updateIfNeeded()
+    }
+}
+
+/// Whether the animations block ran. Main thread only.
+private final class RanFlag {
+    var value = false
+}

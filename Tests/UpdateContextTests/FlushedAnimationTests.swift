@@ -1,0 +1,96 @@
+import CoalescingTestSupport
+import Foundation
+import NotificationCoalescing
+import UpdateContext
+import XCTest
+
+/// `animateWithFlushedUpdates(using:_:)`: UIKit 26's `.flushUpdates`, with a stand-in animation that
+/// records what ran inside it.
+final class FlushedAnimationTests: XCTestCase {
+    private var scheduler: ManualScheduler!
+    private var context: ViewUpdatingContext!
+    /// Each delivery: `n`/`a`, uppercase when it ran inside the animation block.
+    private var written: [String] = []
+    private var insideAnimation = false
+    private var animations = 0
+
+    override func setUp() {
+        scheduler = ManualScheduler()
+        context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+        written = []
+        context.onUpdate { [unowned self] animated in
+            let letter = animated ? "a" : "n"
+            written.append(insideAnimation ? letter.uppercased() : letter)
+        }
+    }
+
+    override func tearDown() {
+        XCTAssertNoThrow(try scheduler.runUntilIdle())
+        context = nil
+    }
+
+    private func animate(_ block: @escaping () -> Void) {
+        animations += 1
+        insideAnimation = true
+        block()
+        insideAnimation = false
+    }
+
+    func testEarlierChangesRenderOutsideAndTheNewOnesInsideAnimated() {
+        context.setNeedsUpdate(animated: false)
+        context.animateWithFlushedUpdates(using: animate) { [context] in context!.setNeedsUpdate() }
+        XCTAssertEqual(written, ["n", "A"])
+        XCTAssertFalse(context.isUpdatePending)
+        scheduler.turn()
+        XCTAssertEqual(written, ["n", "A"], "nothing left for the end of the cycle")
+    }
+
+    func testChangesThatRequestNothingDeliverNothing() {
+        context.animateWithFlushedUpdates(using: animate) {}
+        XCTAssertEqual(animations, 1)
+        XCTAssertEqual(written, [])
+    }
+
+    func testWhatTheAnimatedDeliveryRequestsIsDeliveredAfterTheBlock() {
+        var again = true
+        context.onUpdate { [unowned self] _ in
+            if again {
+                again = false
+                context.setNeedsUpdate()
+            }
+        }
+        context.animateWithFlushedUpdates(using: animate) { [context] in context!.setNeedsUpdate(animated: false) }
+        XCTAssertEqual(written, ["A", "n"], "the animated delivery inside, what it asked for after")
+    }
+
+    func testARequestFromAnotherThreadBeforeIsFlushedOutsideTheAnimation() {
+        let context = context!
+        onAnotherThread { context.setNeedsUpdate() }
+        context.animateWithFlushedUpdates(using: animate) { context.setNeedsUpdate() }
+        XCTAssertEqual(written, ["n", "A"])
+    }
+
+    func testASuspendedContextDeliversNothingUntilResume() {
+        context.suspend()
+        context.setNeedsUpdate(animated: false)
+        context.animateWithFlushedUpdates(using: animate) { [context] in context!.setNeedsUpdate() }
+        XCTAssertEqual(written, [])
+        context.resume()
+        XCTAssertEqual(written, ["a"], "once, with the forced animated flag")
+    }
+
+    func testInsideAnUpdaterTheDeliveriesAreDoneInALaterCycle() {
+        var once = true
+        context.onUpdate { [unowned self] _ in
+            guard once else { return }
+            once = false
+            context.animateWithFlushedUpdates(using: animate) { [context] in context!.setNeedsUpdate() }
+        }
+        context.setNeedsUpdate()
+        scheduler.turn()
+        XCTAssertEqual(written, ["n"], "no recursive delivery")
+        XCTAssertTrue(context.isUpdatePending)
+        scheduler.turn()
+        XCTAssertEqual(written, ["n", "a"], "then once, animated")
+    }
+}
