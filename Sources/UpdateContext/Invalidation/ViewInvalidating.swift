@@ -1,6 +1,6 @@
 /// A property of a class that invalidates the object when its value changes: a coalesced update, or
 /// your own invalidation — any number of them in one attribute. In a view (`UIView`, `NSView`),
-/// `@ViewInvalidating` is ``ViewPropertyInvalidating`` instead, which takes Apple's view invalidations
+/// `@ViewInvalidating` is `ViewPropertyInvalidating` instead, which takes Apple's view invalidations
 /// (layout, display…) too.
 ///
 /// The shape of Apple's `@Invalidating` (iOS 15 / macOS 12) and of its backports, down to iOS 13 /
