@@ -67,3 +67,23 @@ final class SwiftUIGateHostingTests: XCTestCase {
     }
 }
 #endif
+
+#if canImport(AppKit)
+import AppKit
+import CoalescingTestSupport
+import XCTest
+
+/// `@ViewInvalidating` on real AppKit views (the macOS job only).
+@MainActor
+final class AppKitInvalidationTests: XCTestCase {
+    func testViewInvalidationsReachAppKitAndTheViewIsTold() {
+        let result = playAppKitInvalidations()
+        XCTAssertTrue(result.needsLayoutAfterSet, ".layout set needsLayout")
+        XCTAssertFalse(result.needsLayoutAfterEqualSet, "an equal value invalidates nothing")
+        XCTAssertTrue(result.needsDisplayAfterSet, ".display set needsDisplay")
+        XCTAssertEqual(result.customCalls, 1, "the custom invalidation ran once")
+        XCTAssertEqual(result.callbacks, 2, "the observing view was told after each change")
+        XCTAssertEqual(result.deliveries, [true], ".update(animated: true) asked for one animated update")
+    }
+}
+#endif
