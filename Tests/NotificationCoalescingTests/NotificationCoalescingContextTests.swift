@@ -1,3 +1,4 @@
+import CoalescingTestSupport
 import CoreFoundation
 import Foundation
 import NotificationCoalescing
@@ -463,7 +464,7 @@ final class NotificationCoalescingRunLoopTests: XCTestCase {
     /// common, as in the default mode.
     func testAModeAddedToTheCommonModesCountsAsCommon() {
         let tracking = RunLoop.Mode("test.tracking")
-        CFRunLoopAddCommonMode(CFRunLoopGetMain(), cfString(tracking.rawValue))
+        CFRunLoopAddCommonMode(CFRunLoopGetMain(), cfRunLoopMode(tracking.rawValue))
         XCTAssertTrue(RunLoopScheduler.main.isCommon(tracking))
         XCTAssertFalse(RunLoopScheduler.main.isCommon(RunLoop.Mode("test.not-common")))
 

@@ -4,10 +4,10 @@ import UpdateContext
 import XCTest
 
 // The seed gist's two examples, unchanged but for their `import` lines, over minimal stand-ins for the
-// UIKit types they use (Linux has no UIKit).
-#if canImport(UIKit)
-import UIKit
-#else
+// UIKit types they use, which record what the examples animate. Where UIKit exists the stand-ins cannot
+// be declared (and no job runs tests there), so the file is compiled where UIKit does not exist: Linux and
+// the macOS job.
+#if !canImport(UIKit)
 @MainActor class UIViewController {
     func viewWillAppear(_ animated: Bool) {}
 }
@@ -27,7 +27,6 @@ struct UIColor: Equatable {
         animations()
     }
 }
-#endif
 
 // MARK: Example 1, as in the gist
 
@@ -234,6 +233,7 @@ final class GistExamplesTests: XCTestCase {
         }
     }
 }
+#endif
 
 struct UncheckedBox<T>: @unchecked Sendable {
     // @unchecked Sendable: the test hands the value to one other thread and synchronises with a semaphore.
