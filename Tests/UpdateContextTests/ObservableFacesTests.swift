@@ -92,6 +92,36 @@ final class ObservableFacesTests: XCTestCase {
         XCTAssertEqual(ContextDelivery.none.description, "no delivery")
     }
 
+    /// `delivery` and `state` may be read from any thread (TSan checks the reads against the main thread's
+    /// writes).
+    func testTheFacesMayBeReadFromAnotherThreadWhileTheMainThreadDelivers() throws {
+        let scheduler = ManualScheduler()
+        let view = StateUpdatingContext(state: 0, scheduler: scheduler, refreshEvents: [])
+        let delivery = view.context.observableDelivery
+        let state = view.observableState
+        let stop = AtomicCounter()
+        let reads = AtomicCounter()
+        let reader = Thread {
+            while stop.value == 0 {
+                let number = delivery.delivery.number
+                let seen = state.state
+                if number <= 500 && seen <= 500 { reads.add() }
+            }
+        }
+        reader.start()
+        for value in 1...500 {
+            view.state = value
+            try scheduler.runUntilIdle()
+        }
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while reads.value == 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.001) }
+        stop.store(1)
+        while !reader.isFinished { Thread.sleep(forTimeInterval: 0.001) }
+        XCTAssertEqual(delivery.delivery.number, 500)
+        XCTAssertEqual(state.state, 500)
+        XCTAssertGreaterThan(reads.value, 0)
+    }
+
     func testASuspendedContextsFaceStaysQuietUntilResume() throws {
         let scheduler = ManualScheduler()
         let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
