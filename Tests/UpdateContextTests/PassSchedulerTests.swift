@@ -76,6 +76,19 @@ final class PassSchedulerTests: XCTestCase {
         XCTAssertEqual(scheduler.runPass(), 0)
     }
 
+    func testAPassSchedulerMadeOnAnotherThreadStillRunsOnTheMainThread() {
+        let made = UncheckedBox(NotificationCoalescing.Locked<PassScheduler?>(nil))
+        onAnotherThread { made.value.withLock { $0 = PassScheduler {} } }
+        let scheduler = made.value.withLock { $0 }!
+        XCTAssertTrue(scheduler.isCurrent, "the main thread is the scheduler's")
+        let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+        var deliveries = 0
+        context.onUpdate { _ in deliveries += 1 }
+        context.setNeedsUpdate()
+        XCTAssertEqual(scheduler.runPass(), 1)
+        XCTAssertEqual(deliveries, 1)
+    }
+
     func testOnLinuxAndBelowiOS26TheFactoryGivesAnOrdinaryContext() {
         #if !canImport(UIKit)
         let context = ViewUpdatingContext.forUpdatePropertiesPass()

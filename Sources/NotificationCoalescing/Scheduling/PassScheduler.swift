@@ -17,8 +17,8 @@ import Foundation
 /// scheduler.runPass()                                   // inside the pass: posted here
 /// ```
 ///
-/// > Important: Create it on the main thread; its turns run there (it stands in for the main thread's
-/// > cycles, like `.mainRunLoop`). `requestPass` is called on the main thread — at once when work is
+/// > Important: Its turns run on the main thread, whichever thread created it (it stands in for the main
+/// > thread's cycles, like `.mainRunLoop`). `requestPass` is called on the main thread — at once when work is
 /// > scheduled there, through the main queue when it is scheduled elsewhere — once per batch. A pass
 /// > has no run-loop mode: a turn admits work of every mode.
 public final class PassScheduler: CoalescingScheduler, @unchecked Sendable {
@@ -33,6 +33,9 @@ public final class PassScheduler: CoalescingScheduler, @unchecked Sendable {
     }
 
     public override var isMainThreadScheduler: Bool { true }
+
+    /// True on the main thread, whichever thread created the scheduler.
+    public override var isCurrent: Bool { ThreadIdentity.isMainThread }
 
     public override func requestTurn(insideTurn: Bool) {
         if isCurrent {
