@@ -106,23 +106,6 @@ package func playDeliveryFaces(timeline: String, defaultAnimated: Bool) -> Deliv
     return result
 }
 
-/// One token of a precedence-table timeline (see `PrecedenceRow`).
-package func playPrecedenceToken(_ token: Substring, on context: ViewUpdatingContext, scheduler: ManualScheduler) {
-    switch token {
-    case "N": context.setNeedsUpdate()
-    case "F": context.setNeedsUpdate(animated: false)
-    case "T": context.setNeedsUpdate(animated: true)
-    case "U": context.update()
-    case "U(F)": context.update(animated: false)
-    case "U(T)": context.update(animated: true)
-    case "I": context.updateIfNeeded()
-    case "S": context.suspend()
-    case "R": context.resume()
-    case "|": scheduler.turn()
-    default: preconditionFailure("unknown token \(token)")
-    }
-}
-
 /// Whether a deliveries subscriber with a demand of `demand` gets exactly that many of 5 deliveries, and
 /// none after cancelling.
 package func playDeliveriesDemand(demand: Int) -> (received: Int, afterCancel: Int) {

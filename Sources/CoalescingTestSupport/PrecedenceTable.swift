@@ -89,20 +89,25 @@ package func playTimeline(_ timeline: String, defaultAnimated: Bool = false, upd
     }
     for token in timeline.split(separator: " ") {
         out.append(String(token))
-        switch token {
-        case "N": context.setNeedsUpdate()
-        case "F": context.setNeedsUpdate(animated: false)
-        case "T": context.setNeedsUpdate(animated: true)
-        case "U": context.update()
-        case "U(F)": context.update(animated: false)
-        case "U(T)": context.update(animated: true)
-        case "I": context.updateIfNeeded()
-        case "S": context.suspend()
-        case "R": context.resume()
-        case "|": scheduler.turn()
-        default: preconditionFailure("playTimeline: unknown token \(token) in \(timeline)")
-        }
+        playPrecedenceToken(token, on: context, scheduler: scheduler)
     }
     let agree = perUpdater.allSatisfy { $0 == perUpdater.first }
     return TimelineResult(written: out.joined(separator: " "), updatersAgree: agree, endedIdle: scheduler.isIdle)
+}
+
+/// One token of a precedence-table timeline (see `PrecedenceRow`).
+package func playPrecedenceToken(_ token: Substring, on context: ViewUpdatingContext, scheduler: ManualScheduler) {
+    switch token {
+    case "N": context.setNeedsUpdate()
+    case "F": context.setNeedsUpdate(animated: false)
+    case "T": context.setNeedsUpdate(animated: true)
+    case "U": context.update()
+    case "U(F)": context.update(animated: false)
+    case "U(T)": context.update(animated: true)
+    case "I": context.updateIfNeeded()
+    case "S": context.suspend()
+    case "R": context.resume()
+    case "|": scheduler.turn()
+    default: preconditionFailure("playPrecedenceToken: unknown token \(token)")
+    }
 }

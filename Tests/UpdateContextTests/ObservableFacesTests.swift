@@ -65,7 +65,7 @@ final class ObservableFacesTests: XCTestCase {
             for token in row.timeline.split(separator: " ") {
                 let before = counter.changes.value
                 counter.arm()
-                playToken(token, on: context, scheduler: scheduler)
+                playPrecedenceToken(token, on: context, scheduler: scheduler)
                 let changes = counter.changes.value - before
                 XCTAssertLessThanOrEqual(changes, 1, "\(row): one token, one delivery at most")
                 if changes == 1 {
@@ -303,22 +303,6 @@ final class ObservableFacesTests: XCTestCase {
         try scheduler.runUntilIdle()
         XCTAssertEqual(face.state.value, 1)
         XCTAssertGreaterThan(reads, 0)
-    }
-
-    private func playToken(_ token: Substring, on context: ViewUpdatingContext, scheduler: ManualScheduler) {
-        switch token {
-        case "N": context.setNeedsUpdate()
-        case "F": context.setNeedsUpdate(animated: false)
-        case "T": context.setNeedsUpdate(animated: true)
-        case "U": context.update()
-        case "U(F)": context.update(animated: false)
-        case "U(T)": context.update(animated: true)
-        case "I": context.updateIfNeeded()
-        case "S": context.suspend()
-        case "R": context.resume()
-        case "|": scheduler.turn()
-        default: XCTFail("unknown token \(token)")
-        }
     }
 }
 #endif
