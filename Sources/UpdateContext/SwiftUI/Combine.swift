@@ -74,19 +74,14 @@ public final class RenderedStateObject<State: Equatable & Sendable>: ObservableO
 
     public let objectWillChange = ObservableObjectPublisher()
     private let stored: Locked<(state: State, delivery: ContextDelivery)>
-    private let token = Locked<ViewUpdatingContext.ViewUpdater?>(nil)
+    private let feed = DeliveryFeed()
 
     init(_ context: StateUpdatingContext<State>) {
         let initial = context.state
         stored = Locked((initial, .none))
-        let token = context.addRenderer(initialRendered: initial) { [weak self] state, _, delivery in
+        feed.start(rendering: context, initial: initial) { [weak self] state, delivery in
             self?.announce(state, delivery)
         }
-        self.token.withLock { $0 = token }
-    }
-
-    deinit {
-        token.withLock { $0 }?.remove()
     }
 
     /// The state as the last render showed it (the state at creation before the first). Any thread.

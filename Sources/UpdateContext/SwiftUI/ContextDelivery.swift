@@ -31,9 +31,9 @@ public struct ContextDelivery: Hashable, Sendable, CustomStringConvertible {
 /// One updater on a context that tells a face about each delivery: what every observable face and the
 /// deliveries publisher are built on, on every platform.
 ///
-/// The face's `announce` runs on the main thread, inside the delivery, once per delivery, after the
-/// updaters registered before it (updaters run in registration order). The feed removes its updater when
-/// it is released or ``stop()``ped.
+/// The face's `announce` runs on the main thread, inside the delivery, once per delivery (per render for a
+/// state context), after the updaters registered before it (updaters run in registration order). The feed
+/// removes its updater when it is released or ``stop()``ped.
 final class DeliveryFeed: Sendable {
     private let token = Locked<ViewUpdatingContext.ViewUpdater?>(nil)
 
@@ -51,6 +51,18 @@ final class DeliveryFeed: Sendable {
                 ContextDelivery(
                     number: storage.deliverySerial, animated: animated, isForced: storage.isForcedDelivery))
         }
+        self.token.withLock { $0 = token }
+    }
+
+    /// Starts announcing the renders of a state context (once; the state faces call it at the end of
+    /// their init): `announce` gets the rendered state and the delivery that rendered it, only when a
+    /// delivery renders (a changed state, or a forced delivery). It starts as if `initial` had been
+    /// rendered, and registering it requests nothing.
+    func start<State: Equatable>(
+        rendering context: StateUpdatingContext<State>, initial: State,
+        _ announce: @escaping (State, ContextDelivery) -> Void
+    ) {
+        let token = context.addRenderer(initialRendered: initial) { state, _, delivery in announce(state, delivery) }
         self.token.withLock { $0 = token }
     }
 
