@@ -1,7 +1,19 @@
-"""Type-checks small Swift sources against the Apple SDKs with ../shared/tools/apple-typecheck: each
-source becomes a target of a temporary package beside the libraries' sources (a symlink), and the tool's
-verdict for each target is returned. Shared by .ci/check-snippets and .ci/check-compile-failures."""
-import os, re, shutil, subprocess, tempfile
+"""Type-checks small Swift sources: on Linux against the built libraries (`linux_typecheck`), and against
+the Apple SDKs with ../shared/tools/apple-typecheck (`typecheck`: each source becomes a target of a
+temporary package beside the libraries' sources, and the tool's verdict for each target is returned).
+Shared by .ci/check-snippets and .ci/check-compile-failures."""
+import glob, os, re, shutil, subprocess, sys, tempfile
+
+
+def linux_typecheck(caller):
+    """The `swiftc -typecheck` command line that sees the libraries of the last `swift build` (exits
+    naming `caller` when there is no build)."""
+    build = subprocess.run(['swift', 'build', '--show-bin-path'], capture_output=True, text=True, check=True).stdout.strip()
+    modules = os.path.join(build, 'Modules')
+    maps = glob.glob(os.path.join(build, 'CCoalescingSupport.build', 'module.modulemap'))
+    if not os.path.isdir(modules) or not maps:
+        sys.exit(f'{caller}: build the package first (swift build)')
+    return ['swiftc', '-typecheck', '-swift-version', '6', '-I', modules, '-Xcc', f'-fmodule-map-file={maps[0]}']
 
 SDKS = (('ios', 'iPhoneOS26.2.sdk'), ('macos', 'MacOSX15.5.sdk'))
 
