@@ -8,10 +8,12 @@
 /// - On the thread that runs the handler (the main thread for updaters, the posting thread for
 ///   observers), including from inside a handler: once `remove()` has returned, the handler is never
 ///   called again — not even later in the post or delivery under way — and what it captured is released.
-/// - From another thread: once `remove()` has returned, no call of the handler begins. A call that the
-///   other thread had already begun when `remove()` took effect — at most one — may still be running, or
-///   be about to run its first line, and finishes normally; what the handler captured is released when
-///   that call returns (or at once, when none was under way).
+/// - From another thread: once `remove()` has returned, no call of the handler begins. A call begins
+///   when the delivering (or posting) thread claims the handler, atomically with respect to the removal,
+///   just before calling it: a call claimed before `remove()` took effect — for updaters at most one —
+///   may still be running, or be about to run its first line, and finishes normally; one not claimed by
+///   then is never made. What the handler captured is released when that call returns (or at once, when
+///   none was under way).
 ///
 /// > Important: `remove()` never waits for a handler call under way on another thread. A handler that
 /// > itself waits for the thread that removes it (a semaphore, `DispatchQueue.sync`) therefore cannot
@@ -20,7 +22,8 @@
 public final class NotificationObserver: Sendable, Hashable {
     private enum State {
         case unattached
-        case attached(@Sendable () -> Void)
+        /// The removal; it returns whether a call of the handler was under way.
+        case attached(@Sendable () -> Bool)
         case target(any RegistrationTarget, UInt64)
         case removed
     }
@@ -28,11 +31,6 @@ public final class NotificationObserver: Sendable, Hashable {
     // nonisolated(unsafe): read and written only under the object's striped lock (`StripedLocks`), which
     // saves every token a lock of its own (most contexts hold one token per updater).
     private nonisolated(unsafe) var state: State
-
-    /// Creates a token whose first ``remove()`` runs `onRemove`.
-    package init(onRemove: @escaping @Sendable () -> Void) {
-        state = .attached(onRemove)
-    }
 
     /// Creates a token whose first ``remove()`` calls `target.removeRegistration(id)`: no closure to
     /// allocate, for registrations made by the thousand.
@@ -46,14 +44,15 @@ public final class NotificationObserver: Sendable, Hashable {
         state = .unattached
     }
 
-    /// Gives the token its removal. If ``remove()`` was already called, `onRemove` runs at once.
-    package func attach(_ onRemove: @escaping @Sendable () -> Void) {
+    /// Gives the token its removal, which returns whether a call of the handler was under way. If
+    /// ``remove()`` was already called, `onRemove` runs at once.
+    package func attach(_ onRemove: @escaping @Sendable () -> Bool) {
         let removeNow = StripedLocks.withLock(for: self) { () -> Bool in
             if case .removed = state { return true }
             state = .attached(onRemove)
             return false
         }
-        if removeNow { onRemove() }
+        if removeNow { _ = onRemove() }
     }
 
     /// Whether ``remove()`` has not been called yet.
@@ -64,17 +63,24 @@ public final class NotificationObserver: Sendable, Hashable {
         }
     }
 
-    /// Detaches the registration. Idempotent and thread-safe.
+    /// Detaches the registration. Idempotent and thread-safe; never waits (see the type's discussion).
     public func remove() {
+        _ = removeReportingCallUnderWay()
+    }
+
+    /// ``remove()``, answering whether a call of the handler that had begun (been claimed) on another
+    /// thread was still under way when the removal took effect. `false` means that no call of the handler
+    /// runs now or will ever begin. A removal that was not the first answers `false`.
+    package func removeReportingCallUnderWay() -> Bool {
         let previous = StripedLocks.withLock(for: self) { () -> State in
             defer { state = .removed }
             return state
         }
         // Outside the lock: removal may release captures, whose deinit may run any code.
         switch previous {
-        case .attached(let action): action()
-        case .target(let target, let id): target.removeRegistration(id)
-        case .unattached, .removed: break
+        case .attached(let action): return action()
+        case .target(let target, let id): return target.removeRegistration(id)
+        case .unattached, .removed: return false
         }
     }
 
@@ -90,6 +96,7 @@ public final class NotificationObserver: Sendable, Hashable {
 /// What a token removes a registration from, by id. Called from any thread: it synchronises itself (not
 /// `Sendable` by requirement, so that a `ManagedBuffer` subclass can be one).
 package protocol RegistrationTarget: AnyObject {
-    /// Removes registration `id`; called at most once per id, on any thread.
-    func removeRegistration(_ id: UInt64)
+    /// Removes registration `id`; called at most once per id, on any thread. Returns whether a call of
+    /// its handler, claimed before the removal took effect, was still under way.
+    func removeRegistration(_ id: UInt64) -> Bool
 }

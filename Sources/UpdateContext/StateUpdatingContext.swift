@@ -39,8 +39,6 @@ public final class StateUpdatingContext<State: Equatable> {
         /// early non-animated delivery (the precedence rules' flush) renders, so that the animated change
         /// is not shown without animation there and animates at the end of the cycle.
         var flushState: State?
-        /// The delivery that renders `flushState` (every renderer of it gets the same state).
-        var flushDelivery: UInt64?
     }
 
     private let storage: Locked<Stored>
@@ -110,7 +108,6 @@ public final class StateUpdatingContext<State: Equatable> {
                         stored.nonAnimatedPending = true
                         replaced = stored.flushState  // `T F`: everything renders without animation
                         stored.flushState = nil
-                        stored.flushDelivery = nil
                     case true?:
                         if stored.nonAnimatedPending && stored.flushState == nil { stored.flushState = before }
                         stored.nonAnimatedPending = false
@@ -160,7 +157,7 @@ public final class StateUpdatingContext<State: Equatable> {
             guard let self else { return }
             let storage = context.storage
             let forced = storage.isForcedDelivery
-            let current = stateToRender(delivery: storage.deliverySerial, animated: animated, forced: forced)
+            let current = stateToRender(earlyFlush: storage.isEarlyFlushDelivery)
             let old = rendered.last
             if !forced, let old, old == current { return }
             rendered.last = current
@@ -170,22 +167,24 @@ public final class StateUpdatingContext<State: Equatable> {
 }
 
 extension StateUpdatingContext {
-    /// The state delivery `delivery` renders: the state before an animated change while the rules flush
-    /// the non-animated changes early, the current state otherwise. Main thread, inside deliveries.
-    fileprivate func stateToRender(delivery: UInt64, animated: Bool, forced: Bool) -> State {
+    /// The state the delivery under way renders: in the rules' early non-animated flush, the state before
+    /// the animated change (the animated delivery scheduled right after it shows that change); in every
+    /// other delivery, the current state. Main thread, inside deliveries.
+    ///
+    /// Whether a delivery is the early flush is decided by the rules, in the order the requests are
+    /// applied — not here, from the order of the commits: a non-animated change committed on another
+    /// thread whose request arrives after the animated one's reads `T F`, one non-animated delivery, and
+    /// that delivery must show the current state, or nothing would ever render it.
+    fileprivate func stateToRender(earlyFlush: Bool) -> State {
         var dropped: State?  // released after the lock
         let state = storage.withLock { stored -> State in
-            if let flushState = stored.flushState {
-                if stored.flushDelivery == delivery { return flushState }
-                if stored.flushDelivery == nil && !animated && !forced {
-                    stored.flushDelivery = delivery
-                    return flushState
-                }
-                // A later delivery: the early one is over.
-                dropped = stored.flushState
-                stored.flushState = nil
-                stored.flushDelivery = nil
+            if earlyFlush {
+                // Every renderer of this delivery gets the same state: it is dropped by the next delivery.
+                return stored.flushState ?? stored.state
             }
+            // Not the early flush: whatever it was kept for is over (or never came).
+            dropped = stored.flushState
+            stored.flushState = nil
             stored.nonAnimatedPending = false
             return stored.state
         }

@@ -78,6 +78,34 @@ struct UpdateRules: Equatable, Sendable {
         return deliver(defaultAnimated)
     }
 
+    /// A delivery of `animated` that could not be made (suspended): kept as a scheduled update with that
+    /// flag (forced if it was), for ``resume(defaultAnimated:)``. Returns whether the caller must arrange
+    /// a turn (never while suspended).
+    mutating func keep(animated: Bool, forced: Bool) -> Bool {
+        pendingFlag = animated
+        if forced { isForced = true }
+        return schedule()
+    }
+
+    /// Takes the pending requests out (flag, scheduled, forced), leaving the suspensions: what is requested
+    /// from now on can be told apart from them. Give them back with ``restore(_:)``.
+    mutating func setPendingAside() -> UpdateRules {
+        let saved = self
+        pendingFlag = nil
+        isScheduled = false
+        isForced = false
+        return saved
+    }
+
+    /// Puts back what ``setPendingAside()`` took (with the suspensions as they are now), and returns what
+    /// was requested meanwhile, as the rules left it: `nil` when nothing was.
+    mutating func restore(_ saved: UpdateRules) -> UpdateRules? {
+        let meanwhile = self
+        self = saved
+        suspensions = meanwhile.suspensions
+        return meanwhile.isScheduled ? meanwhile : nil
+    }
+
     mutating func suspend() {
         precondition(suspensions < .max, "ViewUpdatingContext.suspend() nested too deeply")
         suspensions += 1

@@ -133,7 +133,8 @@ public final class ViewUpdatingContext: Sendable {
     /// has returned on the main thread — inside an updater too — the updater is never called again, not
     /// even later in a delivery under way, and what it captured is released at once. From another thread,
     /// removal never waits: once it has returned no call of the updater begins, and the one call the main
-    /// thread may already have begun finishes normally (see `NotificationObserver`). An updater added
+    /// thread had already begun — claimed the updater, atomically with the removal, just before calling
+    /// it — finishes normally (see `NotificationObserver`). An updater added
     /// during a delivery first runs in the next.
     ///
     /// - Returns: A token; `remove()` removes this updater (any thread).

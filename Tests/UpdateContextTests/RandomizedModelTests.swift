@@ -172,6 +172,29 @@ final class RandomizedModelTests: XCTestCase {
                 let inside: Bool? = flag == false ? nil : flag
                 log.append("arm request inside \(inside == true ? "T" : "N")")
                 subject.requestInside = .some(inside)
+            case 96..<98:
+                // animateWithFlushedUpdates: earlier requests delivered first (when they can be), then only
+                // what `changes` requests joins the animated delivery. Not with an inside request armed:
+                // the model would have to know, before the library runs, what step 1's updater asks.
+                guard subject.requestInside == nil else { continue }
+                let requests = Bool.random(using: &random)
+                log.append("flushed \(requests ? (flag.map { $0 ? "T" : "F" } ?? "N") : "-")")
+                subject.applyInbox()
+                subject.model.endOfCycle()  // step 1: updateIfNeeded()
+                if subject.model.dirty {
+                    // Kept (suspended): what `changes` asked, then `true`, after the earlier requests.
+                    if requests {
+                        subject.model.setNeeds(flag)
+                        subject.model.setNeeds(true)
+                    }
+                } else if requests {
+                    subject.model.setNeeds(flag)
+                    subject.model.update(true)  // delivered inside the animation
+                }
+                let changes = { if requests { context.setNeedsUpdate(animated: flag) } }
+                context.animateWithFlushedUpdates(using: { $0() }, changes)
+                subject.applyInbox()  // step 3: what the animated delivery's updaters asked
+                subject.model.endOfCycle()
             case 92..<96:
                 guard !subject.secondaryRemoved, let token = subject.secondary else { continue }
                 log.append("remove secondary")

@@ -21,7 +21,10 @@ final class UpdateStateMachineTests: XCTestCase {
     func testFalseThenTrueDeliversNowAndKeepsTheTurn() {
         var machine = UpdateStateMachine()
         XCTAssertEqual(machine.setNeedsUpdate(false), .askForTurn)
-        XCTAssertEqual(machine.setNeedsUpdate(true), .deliverNow(n, askForTurn: false), "already asked")
+        XCTAssertEqual(
+            machine.setNeedsUpdate(true),
+            .deliverNow(Delivery(animated: false, isForced: false, isEarlyFlush: true), askForTurn: false),
+            "already asked; the rules' early flush")
         XCTAssertEqual(machine.turnBegan(serial: 7), .run)
         XCTAssertEqual(machine.turnEnded(defaultAnimated: false), Delivery(animated: true, isForced: false))
     }
@@ -124,9 +127,10 @@ final class UpdateStateMachineTests: XCTestCase {
             inbox([.setNeedsUpdate(true), .setNeedsUpdate(false)]), [.setNeedsUpdate(true), .setNeedsUpdate(false)])
     }
 
-    func testRefreshesThatArriveTogetherCollapse() {
+    func testRefreshesThatArriveTogetherCollapseIntoTheLastOne() {
         XCTAssertEqual(
-            inbox([.update(nil), .setNeedsUpdate(true), .update(nil)]), [.update(nil), .setNeedsUpdate(true)])
+            inbox([.update(nil), .setNeedsUpdate(true), .update(nil)]), [.setNeedsUpdate(true), .update(nil)],
+            "the cycle's last delivery is the forced one")
         XCTAssertEqual(inbox([.update(true), .update(true)]), [.update(true), .update(true)], "explicit updates stay")
     }
 }

@@ -57,6 +57,36 @@ static inline intptr_t cvu_counter_add(intptr_t *counter, intptr_t delta) {
 /// `pthread_main_np()`; elsewhere the kernel's thread id compared with the process id once per thread,
 /// then a thread-local read. Exact even after the main thread has exited (under `dispatchMain()`): no
 /// later thread can have the process id as its thread id.
+// A 64-bit word: a scheduler's turn mark (bit 0: a turn is asked for; the rest: the number of the batch
+// that asked, so that a batch can tell whether a turn has served it).
+
+static inline uint64_t cvu_word_load_relaxed(const uint64_t *word) {
+    return __atomic_load_n(word, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t cvu_word_load_acquire(const uint64_t *word) {
+    return __atomic_load_n(word, __ATOMIC_ACQUIRE);
+}
+
+static inline bool cvu_word_compare_exchange(uint64_t *word, uint64_t expected, uint64_t desired) {
+    return __atomic_compare_exchange_n(word, &expected, desired, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t cvu_word_fetch_and(uint64_t *word, uint64_t mask) {
+    return __atomic_fetch_and(word, mask, __ATOMIC_SEQ_CST);
+}
+
+// A 32-bit word: the updater a delivery has claimed (0: none), stored by the delivering thread and read
+// by a removal on any thread.
+
+static inline uint32_t cvu_u32_load_acquire(const uint32_t *word) {
+    return __atomic_load_n(word, __ATOMIC_ACQUIRE);
+}
+
+static inline void cvu_u32_store_release(uint32_t *word, uint32_t value) {
+    __atomic_store_n(word, value, __ATOMIC_RELEASE);
+}
+
 bool cvu_is_main_thread(void);
 
 /// A number for the calling thread, never 0 and never given to another thread in this process, even

@@ -25,9 +25,10 @@ package final class ObserverRegistry: Sendable {
         token.attach { [weak self, center] in
             // First the handler: a post under way (the center calls a snapshot of its observers) must not
             // call it after this, and what it captured goes now, not when the center lets the block go.
-            box.clear()
+            let underWay = box.clear()
             center.removeObserver(held.registration)
             self?.tokens.withLock { _ = $0.remove(token) }
+            return underWay
         }
         return token
     }
@@ -58,7 +59,8 @@ package final class ObserverRegistry: Sendable {
 }
 
 /// Carries a plain (non-`@Sendable`) handler into `NotificationCenter`'s `@Sendable` block, and lets
-/// removal take it back: once ``clear()`` has returned, ``call(_:_:)`` never starts the handler again.
+/// removal take it back: once ``clear()`` has returned, ``call(_:_:)`` never starts the handler again, and
+/// ``clear()`` says whether a call claimed before it was still running.
 ///
 /// The handler is a stored property of this (non-generic) class, read and written under the box's
 /// striped lock. Not a `Locked<Handler?>`: a closure read back through a generic container is
@@ -69,6 +71,8 @@ private final class HandlerBox: @unchecked Sendable {
     // handler (not `Sendable`) is handed to the posting thread, which is where the observing APIs promise
     // it runs.
     private var handler: ((NotificationObserver, Notification) -> Void)?
+    /// Calls claimed and not yet returned (several posting threads may call at once).
+    private var callsUnderWay = 0
 
     init(_ handler: @escaping (NotificationObserver, Notification) -> Void) {
         // Written under the lock, not by the initialiser: the first post may come from another thread,
@@ -80,18 +84,29 @@ private final class HandlerBox: @unchecked Sendable {
     ///
     /// The handler runs on the posting thread: that is the contract of the observing APIs. A coalescing
     /// context posts only on its owner's thread, so its handlers stay on one thread.
+    /// The claim — taking the handler, under the lock — is where a call begins: a removal that takes the
+    /// lock later never sees this call missed, and one that took it earlier left nothing to claim.
     func call(_ token: NotificationObserver, _ note: Notification) {
-        guard let handler = StripedLocks.withLock(for: self, { handler }) else { return }
-        handler(token, note)
-    }
-
-    /// Drops the handler (and what it captured, released here, outside the lock).
-    func clear() {
-        let dropped = StripedLocks.withLock(for: self) { () -> ((NotificationObserver, Notification) -> Void)? in
-            defer { handler = nil }
+        let claimed = StripedLocks.withLock(for: self) { () -> ((NotificationObserver, Notification) -> Void)? in
+            guard let handler else { return nil }
+            callsUnderWay += 1
             return handler
         }
+        guard let claimed else { return }
+        defer { StripedLocks.withLock(for: self) { callsUnderWay -= 1 } }
+        claimed(token, note)
+    }
+
+    /// Drops the handler (and what it captured, released here, outside the lock, or when a call under way
+    /// returns). Returns whether a call was under way.
+    func clear() -> Bool {
+        let (dropped, underWay) = StripedLocks.withLock(for: self) {
+            () -> (((NotificationObserver, Notification) -> Void)?, Bool) in
+            defer { handler = nil }
+            return (handler, callsUnderWay > 0)
+        }
         _ = dropped
+        return underWay
     }
 }
 

@@ -51,7 +51,7 @@ import Foundation
 /// > the scheduler's thread (``isCurrent`` is true there).
 open class CoalescingScheduler: @unchecked Sendable {
     // @unchecked Sendable: the lists shared between threads are in `queue`, behind a lock; the "turn
-    // asked" mark is an atomic byte (`turnFlag`). `ownerWaiting`, `turnDepth` and `turnSerial` are touched
+    // asked" mark is an atomic word (`turnWord`). `ownerWaiting`, `turnDepth` and `turnSerial` are touched
     // only on the scheduler's own thread (in `runTurn`, which asserts it, and in `scheduleOnOwnerThread`,
     // whose callers have checked `isCurrent`). The shipped subclasses hold only immutable or locked state,
     // or state confined to the scheduler's thread in the same way; a user's subclass must do the same
@@ -75,24 +75,27 @@ open class CoalescingScheduler: @unchecked Sendable {
 
     private let queue = Locked(Queue())
     private let owner = ThreadIdentity.current
-    /// One byte at a stable address: whether a turn has been asked for since the last one began. One mark
-    /// for every thread and every client, so one wake-up serves the whole batch.
-    private let turnFlag: UnsafeMutablePointer<UInt8>
+    /// One word at a stable address: bit 0, whether a turn has been asked for since the last one began (one
+    /// mark for every thread and every client, so one wake-up serves the whole batch); the other bits, the
+    /// number of the last batch that asked (a batch is everything one wake-up serves).
+    private let turnWord: UnsafeMutablePointer<UInt64>
     /// Clients scheduled on the scheduler's own thread: no lock needed (confined to that thread).
     @exclusivity(unchecked) private nonisolated(unsafe) var ownerWaiting: [any TurnClient] = []
     /// Counts turns, so that a client registered twice can tell it has already run in this one.
     @exclusivity(unchecked) private nonisolated(unsafe) var turnSerial: UInt64 = 0
     /// Nesting depth of `runTurn` on the scheduler's thread (a handler may run a nested loop).
     @exclusivity(unchecked) private nonisolated(unsafe) var turnDepth = 0
+    /// The number of the last batch a turn has begun to serve (0: none).
+    @exclusivity(unchecked) private nonisolated(unsafe) var servedBatch: UInt64 = 0
 
     /// Creates a scheduler whose turns run on the calling thread (see ``isCurrent``).
     public init() {
-        turnFlag = .allocate(capacity: 1)
-        turnFlag.initialize(to: 0)
+        turnWord = .allocate(capacity: 1)
+        turnWord.initialize(to: 0)
     }
 
     deinit {
-        turnFlag.deallocate()
+        turnWord.deallocate()
     }
 
     // MARK: What a scheduler says about itself (override these)
@@ -175,7 +178,20 @@ open class CoalescingScheduler: @unchecked Sendable {
 
     /// Whether a turn has been asked for and not yet begun: work that the next turn will do.
     package final var hasRequestedTurn: Bool {
-        cvu_flag_load_acquire(turnFlag)
+        cvu_word_load_acquire(turnWord) & 1 != 0
+    }
+
+    /// The number of the newest batch: the one a turn has been asked for, while ``hasRequestedTurn``.
+    /// Read it in ``requestTurn(insideTurn:)`` to learn the number of the batch that asks (a later one,
+    /// if a turn and another batch came meanwhile: that turn served the asking batch). Any thread.
+    package final var newestBatch: UInt64 {
+        cvu_word_load_acquire(turnWord) >> 1
+    }
+
+    /// Whether a turn has begun to serve batch `batch` (one numbered by ``newestBatch``). Read it on the
+    /// scheduler's thread.
+    package final func hasServed(batch: UInt64) -> Bool {
+        servedBatch >= batch
     }
 
     /// Whether a turn is under way on the scheduler's thread (read it there).
@@ -207,8 +223,13 @@ open class CoalescingScheduler: @unchecked Sendable {
     @inline(__always)
     private func askForTurn() {
         // The plain load keeps a burst of requests to one shared write; the exchange decides, among threads
-        // racing, which one asks.
-        if cvu_flag_load_relaxed(turnFlag) || cvu_flag_exchange(turnFlag, true) { return }
+        // racing, which one asks (and opens the next batch).
+        var word = cvu_word_load_relaxed(turnWord)
+        while true {
+            if word & 1 != 0 { return }
+            if cvu_word_compare_exchange(turnWord, word, (word &+ 2) | 1) { break }
+            word = cvu_word_load_relaxed(turnWord)
+        }
         requestTurn(insideTurn: isCurrent && turnDepth > 0)
     }
 
@@ -220,8 +241,9 @@ open class CoalescingScheduler: @unchecked Sendable {
     @discardableResult
     package final func runTurn(mode: RunLoop.Mode?, isCommonMode: Bool) -> Int {
         // The mark first, then the lists: a client added after the lists were taken finds the mark cleared
-        // and asks for the next turn.
-        _ = cvu_flag_exchange(turnFlag, false)
+        // and asks for the next turn (a new batch). The batch whose mark this clears is served here.
+        let word = cvu_word_fetch_and(turnWord, ~1)
+        if word & 1 != 0 { servedBatch = word >> 1 }
         // Take the owner thread's list by swapping, and give its buffer back afterwards: a large fan-out
         // then reuses one allocation turn after turn instead of growing a new array every cycle.
         var owned: [any TurnClient] = []

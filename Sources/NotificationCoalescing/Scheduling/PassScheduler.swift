@@ -5,10 +5,11 @@ import Foundation
 /// falls back to the main queue when that pass does not come.
 ///
 /// Work asks for the pass through `requestPass` (for UIKit: `view.setNeedsUpdateProperties()`); the
-/// pass calls ``runPass()`` (or a context's `updateIfNeeded()`), and everything waiting is delivered
-/// there, inside the pass. If no pass has run by the time the main queue has turned twice after the
-/// request (a view out of any window gets no pass), the scheduler runs the turn itself, so nothing waits
-/// for a pass that never comes.
+/// pass calls ``runPass()`` (or a context's `updateIfNeeded()`, which runs it), and everything waiting is
+/// delivered there, inside the pass. If no pass has run by the time the main queue has turned twice after
+/// the request (a view out of any window gets no pass), the scheduler runs the turn itself, so nothing
+/// waits for a pass that never comes. Each batch — the work one request for the pass covers — has its own
+/// fallback, which never delivers a later batch: that one waits for its own pass.
 ///
 /// ```swift
 /// let scheduler = PassScheduler { print("pass requested") }
@@ -38,16 +39,19 @@ public final class PassScheduler: CoalescingScheduler, @unchecked Sendable {
     public override var isCurrent: Bool { ThreadIdentity.isMainThread }
 
     public override func requestTurn(insideTurn: Bool) {
+        let batch = newestBatch
         if isCurrent {
             requestPass()
         } else {
             DispatchQueue.main.async { [weak self] in self?.requestPass() }
         }
         // The fallback: two hops of the main queue, so that at least one end of a run-loop pass (where
-        // UIKit runs its update passes) comes between the request and the fallback turn.
+        // UIKit runs its update passes) comes between the request and the fallback turn. It serves its own
+        // batch only: once a pass has begun to serve it, the work waiting now is a later batch's, which
+        // has asked for its own pass (and queued its own fallback).
         DispatchQueue.main.async { [weak self] in
             DispatchQueue.main.async { [weak self] in
-                guard let self, hasRequestedTurn || hasPendingWork else { return }
+                guard let self, hasRequestedTurn, !hasServed(batch: batch) else { return }
                 runTurn(mode: nil, isCommonMode: true)
             }
         }

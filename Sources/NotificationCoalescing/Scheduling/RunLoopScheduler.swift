@@ -12,10 +12,12 @@ import Foundation
 /// scrolling as in the default mode. Work enqueued for another mode makes the scheduler observe that
 /// mode too. Work scheduled from another thread wakes the run loop, so it is never lost.
 ///
-/// Nothing is left waiting for an outside event: a guard observer after every other one in the pass
-/// (after Core Animation's commit, where `layoutSubviews` and `draw(_:)` run) wakes the loop when work that
-/// the pass's mode admits is still waiting — asked for later in the pass, or around a nested run loop
-/// that used up the wake-up — so the next pass delivers it.
+/// Nothing is left waiting for an outside event: a guard observer at the end of the pass (after Core
+/// Animation's commit, where `layoutSubviews` and `draw(_:)` run) wakes the loop when work that the pass's
+/// mode admits is still waiting — asked for later in the pass, or around a nested run loop that used up
+/// the wake-up — so the next pass delivers it. From the guard until the loop wakes, a request made on the
+/// loop's thread wakes it itself: an observer of the same order added later, which runs after the guard,
+/// is served too.
 ///
 /// > Important: The thread must run its run loop. On Linux the main thread does under XCTest and in
 /// > programs that call `RunLoop.main.run()`, but not under `dispatchMain()` or an `async` main: use
@@ -32,6 +34,11 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
     private nonisolated(unsafe) var customObserver: CFRunLoopObserver?
     private nonisolated(unsafe) var commonGuard: CFRunLoopObserver?
     private nonisolated(unsafe) var customGuard: CFRunLoopObserver?
+    /// Whether the guard has run in the current pass of each run-loop level (the last element is the
+    /// innermost, nested loops push one): a request made on the loop's thread from then until the loop
+    /// sleeps comes after every check, so it wakes the loop itself. Touched only on the loop's thread (by
+    /// the guard and by `requestTurn` there).
+    private nonisolated(unsafe) var pastGuard: [Bool] = [false]
 
     /// The main thread's run loop.
     public static let main = RunLoopScheduler(mainThread: ())
@@ -80,26 +87,37 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
         }
     }
 
-    /// The liveness guard: the last observer before the thread sleeps. Work asked for after the turn
-    /// observer ran in this pass — by a later observer (Core Animation's commit, where `layoutSubviews`
-    /// runs), or inside a turn whose nested run loop used up the wake-up — would otherwise wait for an
-    /// unrelated event. The guard wakes the loop, so the next pass turns at once.
+    /// The liveness guard: at the end of the pass, just before the thread sleeps. Work asked for after the
+    /// turn observer ran in this pass — by a later observer (Core Animation's commit, where `layoutSubviews`
+    /// runs), inside a turn whose nested run loop used up the wake-up, or parked by a nested loop in another
+    /// mode while this pass's turn was under way — would otherwise wait for an unrelated event. The guard
+    /// wakes the loop, so the next pass turns at once.
+    ///
+    /// Its order, `CFIndex.max`, makes it last only among the observers added before it: one added later
+    /// at the same order runs after it. So the guard also marks the pass as past it (``pastGuard``) until
+    /// the loop wakes or the run ends, and a request made meanwhile on this thread wakes the loop itself.
     private func makeGuard() -> CFRunLoopObserver {
-        CFRunLoopObserverCreateWithHandler(
-            kCFAllocatorDefault, CFRunLoopActivity.beforeWaiting.rawValue, true, Self.guardOrder
-        ) { [weak self] _, _ in
+        let activities = CFRunLoopActivity([.entry, .beforeWaiting, .afterWaiting, .exit]).rawValue
+        return CFRunLoopObserverCreateWithHandler(kCFAllocatorDefault, activities, true, Self.guardOrder) {
+            [weak self] _, activity in
             guard let self else { return }
-            // Inside a turn (a nested loop run by a handler) the outer pass will get here after the turn.
-            guard !isInsideTurn else { return }
-            let mode = RunLoop.current.currentMode
-            // The turn observer ran earlier in this pass, in this mode: whatever it parked waits for modes
-            // this pass does not admit. Parked work that the mode admits is a client that declined work its
-            // own turn admitted, which would wake the loop at every pass (debug builds stop here).
-            assert(
-                !hasParkedWork(admittedBy: mode),
-                "RunLoopScheduler: work parked in a pass whose mode (\(mode?.rawValue ?? "nil")) admits it")
-            if hasWork(admittedBy: mode) {
-                CFRunLoopWakeUp(runLoop)
+            switch activity {
+            case .entry:
+                pastGuard.append(false)  // a nested run begins
+            case .afterWaiting:
+                pastGuard[pastGuard.count - 1] = false
+            case .exit:
+                // Back in the level that ran the nested loop, where nothing says how far its pass got.
+                if pastGuard.count > 1 { pastGuard.removeLast() }
+            default:
+                // Inside a turn (a nested loop run by a handler) the outer pass will get here after the turn.
+                guard !isInsideTurn else { return }
+                pastGuard[pastGuard.count - 1] = true
+                // Parked work that this pass's mode admits is possible: a nested loop in another mode,
+                // run by an updater during this pass's turn, parked it after the turn had taken its list.
+                if hasWork(admittedBy: RunLoop.current.currentMode) {
+                    CFRunLoopWakeUp(runLoop)
+                }
             }
         }
     }
@@ -158,9 +176,10 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
 
     public override func requestTurn(insideTurn: Bool) {
         // On its own thread, outside a turn, the loop is busy running the caller: it reaches the turn
-        // observer by itself, or, when the request comes later in the pass, the guard wakes it. Elsewhere,
-        // or when a turn is under way, make sure it does not sleep.
-        if insideTurn || !isCurrent {
+        // observer by itself, or, when the request comes later in the pass, the guard wakes it — unless
+        // the guard has already run in this pass. Elsewhere, or when a turn is under way, make sure it
+        // does not sleep.
+        if insideTurn || !isCurrent || pastGuard[pastGuard.count - 1] {
             CFRunLoopWakeUp(runLoop)
         }
     }

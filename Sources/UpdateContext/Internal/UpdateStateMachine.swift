@@ -14,6 +14,10 @@ struct Delivery: Equatable, Sendable {
     /// Whether it was asked for by `update()` (or a lifecycle refresh): it renders even what has not
     /// changed. End-of-cycle deliveries and early non-animated flushes are not forced.
     var isForced: Bool
+    /// Whether it is the precedence rules' early non-animated flush (`false` then `true`): an animated
+    /// delivery is scheduled right after it. Decided when the rules see the requests, in the order they
+    /// are applied — which, for requests from other threads, can differ from the order of the changes.
+    var isEarlyFlush = false
 }
 
 /// The lifecycle of one context on its main thread, as a pure value: the precedence rules
@@ -84,7 +88,7 @@ struct UpdateStateMachine {
         let ask = outcome.needsTurn && !isInTurn && !isTurnAsked
         if ask { isTurnAsked = true }
         if let value = outcome.deliverNow {
-            return .deliverNow(Delivery(animated: value, isForced: false), askForTurn: ask)
+            return .deliverNow(Delivery(animated: value, isForced: false, isEarlyFlush: true), askForTurn: ask)
         }
         return ask ? .askForTurn : .none
     }
@@ -107,6 +111,9 @@ struct UpdateStateMachine {
                 .none
             } else if delivering != nil {
                 .deferToInbox(request)
+            } else if rules.isSuspended {
+                // Suspended again before this delivery came round: kept for the next `resume()`.
+                keep(delivery)
             } else {
                 .deliverNow(delivery, askForTurn: false)
             }
@@ -121,6 +128,24 @@ struct UpdateStateMachine {
 
     mutating func suspend() {
         rules.suspend()
+    }
+
+    /// See ``UpdateRules/setPendingAside()``.
+    mutating func setPendingAside() -> UpdateRules {
+        rules.setPendingAside()
+    }
+
+    /// See ``UpdateRules/restore(_:)``.
+    mutating func restore(_ saved: UpdateRules) -> UpdateRules? {
+        rules.restore(saved)
+    }
+
+    /// A delivery decided earlier that cannot be made now (suspended): the rules keep it, with its flag
+    /// and whether it was forced, and the last `resume()` delivers it.
+    private mutating func keep(_ delivery: Delivery) -> Action {
+        let ask = rules.keep(animated: delivery.animated, forced: delivery.isForced) && !isInTurn && !isTurnAsked
+        if ask { isTurnAsked = true }
+        return ask ? .askForTurn : .none
     }
 
     /// Ends one suspension; the last one delivers what was kept (later, when updaters are running).
@@ -206,7 +231,9 @@ struct UpdateStateMachine {
     /// - `setNeedsUpdate` after another one changes nothing when its flag is `nil` or the same.
     /// - `false`, `true`, `false`, `true` delivers `n` at each `true`, at the same instant, showing the
     ///   same state: the second pair adds nothing, so it collapses to `false`, `true`.
-    /// - A refresh (`update(nil)`) when one is already waiting collapses into it: both arrive together.
+    /// - A refresh (`update(nil)`) when one is already waiting replaces it, at the end: they arrive
+    ///   together, and the last thing asked was a refresh, so the cycle's last delivery is the forced one
+    ///   (a forced delivery absorbs what was requested before it).
     static func enqueue(_ request: UpdateRequest, into inbox: inout [UpdateRequest]) {
         switch (inbox.last, request) {
         case (.setNeedsUpdate?, .setNeedsUpdate(nil)):
@@ -219,8 +246,8 @@ struct UpdateStateMachine {
                 inbox.removeLast()  // … F T F + T → … F T
                 return
             }
-        case (_, .update(nil)) where inbox.contains(.update(nil)):
-            return
+        case (_, .update(nil)):
+            if let earlier = inbox.firstIndex(of: .update(nil)) { inbox.remove(at: earlier) }
         default:
             break
         }

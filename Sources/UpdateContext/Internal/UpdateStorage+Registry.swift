@@ -9,15 +9,34 @@ extension UpdateStorage {
         withShared { $0.updaters.append(call) }
     }
 
-    /// Removes updater `id`: its token's `remove()` (`RegistrationTarget`), from any thread.
-    func removeRegistration(_ id: UInt64) {
-        let removed = withShared { $0.updaters.remove(id: id) }
+    /// Removes updater `id`: its token's `remove()` (`RegistrationTarget`), from any thread. Returns
+    /// whether a delivery had claimed it and was still calling it (see `claimedUpdater`).
+    func removeRegistration(_ id: UInt64) -> Bool {
+        let (removed, underWay) = withShared { shared -> (UpdaterEntry?, Bool) in
+            let removed = shared.updaters.remove(id: id)
+            return (removed, removed != nil && claimedUpdaterID == UInt32(truncatingIfNeeded: id))
+        }
         _ = removed  // released outside the lock: an updater's captures may run deinit code
+        return underWay
     }
 
     func removeAllUpdaters() {
-        let removed = withShared { $0.updaters.removeAll() }
+        _ = removeAllUpdatersReportingCallUnderWay()
+    }
+
+    /// Removes every updater; returns whether a delivery was calling one of them.
+    func removeAllUpdatersReportingCallUnderWay() -> Bool {
+        let (removed, underWay) = withShared { shared -> ([UpdaterEntry], Bool) in
+            let removed = shared.updaters.removeAll()
+            return (removed, !removed.isEmpty && claimedUpdaterID != 0)
+        }
         _ = removed
+        return underWay
+    }
+
+    /// The number of requests put in the inbox so far (wrapping): main thread, to compare.
+    var postedCount: UInt32 {
+        withShared { $0.posted }
     }
 
     var updaterCount: Int {

@@ -150,10 +150,42 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
 
     func updateIfNeeded() {
         requireMainThread("updateIfNeeded()")
+        // On a pass scheduler, `updateIfNeeded()` is how the pass arrives (UIKit's `updateProperties()`):
+        // it runs the pass, which ends the batch, so the next request asks for a pass of its own.
+        if let pass = withScheduler({ $0 as? PassScheduler }), pass.hasRequestedTurn,
+            !machinePointer.pointee.isDelivering
+        {
+            pass.runPass()
+        }
         drainInboxIfNeeded()
         let delivery = machinePointer.pointee.updateIfNeeded(defaultAnimated: animated)
         publishScheduled()
         if let delivery { deliver(delivery) }
+    }
+
+    /// Runs `body` and answers whether it requested an update of this context (any request: `nil`,
+    /// `false`, `true`, `update()`), even one that changed nothing because an update was already pending.
+    /// Main thread, when `updateIfNeeded()` could not deliver what was pending (suspended, or inside an
+    /// updater); what `body` requested stays requested, after what was pending before, as the rules
+    /// apply it.
+    func requestsMade(during body: () -> Void) -> Bool {
+        requireMainThread("animateWithFlushedUpdates(using:_:)")
+        if machinePointer.pointee.isDelivering {
+            // Every request goes to the inbox while updaters run.
+            let before = postedCount
+            body()
+            return postedCount != before
+        }
+        // Suspended (or the updaters that `updateIfNeeded()` ran asked again): the pending requests, the
+        // inbox's included, are set aside, so that those of `body` show; then they are put back and
+        // `body`'s applied after them, in order.
+        drainInboxIfNeeded()
+        let saved = machinePointer.pointee.setPendingAside()
+        body()
+        guard let meanwhile = machinePointer.pointee.restore(saved) else { return false }
+        perform(machinePointer.pointee.setNeedsUpdate(meanwhile.pendingFlag))
+        if meanwhile.isForced { perform(machinePointer.pointee.update(nil, defaultAnimated: animated)) }
+        return true
     }
 
     /// Exact on the main thread; elsewhere a snapshot (another thread may change it right after).
@@ -188,6 +220,11 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
     /// Whether the delivery under way was forced (`update()`, a refresh): main thread, inside updaters.
     var isForcedDelivery: Bool {
         isOnSchedulerThread && machinePointer.pointee.delivering?.isForced == true
+    }
+
+    /// Whether the delivery under way is the rules' early non-animated flush: main thread, inside updaters.
+    var isEarlyFlushDelivery: Bool {
+        isOnSchedulerThread && machinePointer.pointee.delivering?.isEarlyFlush == true
     }
 
     private func requireMainThread(_ api: String, because reason: String = "") {
@@ -276,14 +313,31 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
                 withScheduler { $0.scheduleOnOwnerThread(self) }
             }
         }
+        // Each entry is claimed under the lock (`claimedUpdater`): that is where its call begins. A removal
+        // from another thread takes the lock too, so it either comes first (the entry is gone) or sees the
+        // claim (the call is under way, and finishes).
+        let claimed = field(\.claimedUpdater)
         var (entry, limit) = withShared { shared in
-            (shared.updaters.next(after: 0, upTo: .max), shared.updaters.newestID)
+            let first = shared.updaters.next(after: 0, upTo: .max)
+            if let first { cvu_u32_store_release(claimed, UInt32(truncatingIfNeeded: first.id)) }
+            return (first, shared.updaters.newestID)
         }
         while let current = entry {
             current.call(delivery.animated)
+            cvu_u32_store_release(claimed, 0)
             if current.id >= limit { break }
-            entry = withShared { $0.updaters.next(after: current.id, upTo: limit) }
+            entry = withShared { shared in
+                let next = shared.updaters.next(after: current.id, upTo: limit)
+                if let next { cvu_u32_store_release(claimed, UInt32(truncatingIfNeeded: next.id)) }
+                return next
+            }
         }
+    }
+
+    /// The updater a delivery has claimed and not finished calling (low 32 bits of its id; 0: none). Any
+    /// thread: read it after taking the lock.
+    var claimedUpdaterID: UInt32 {
+        cvu_u32_load_acquire(field(\.claimedUpdater))
     }
 
     /// View updates wait for a pass in a common mode, as Core Animation's commit does.
@@ -327,6 +381,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
         let needsTurn = withShared { shared -> Bool in
             if isCancelled { return false }
             UpdateStateMachine.enqueue(request, into: &shared.inbox)
+            shared.posted &+= 1
             cvu_flag_store_release(flags + Self.inboxFlag, true)
             if shared.inboxIsQueued { return false }
             shared.inboxIsQueued = true

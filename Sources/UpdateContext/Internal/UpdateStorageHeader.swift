@@ -7,6 +7,10 @@ struct UpdateStorageHeader {
         var inbox: [UpdateRequest] = []
         /// Whether the inbox has registered the storage for a turn that has not drained it yet.
         var inboxIsQueued = false
+        /// Counts the requests put in the inbox (wrapping): what `animateWithFlushedUpdates` compares to
+        /// learn whether its changes requested anything while updaters run. Beside the flag above, in
+        /// what would be padding.
+        var posted: UInt32 = 0
         var updaters = UpdaterList()
         /// Created on first use (Observation tracking, async sequences): most contexts never need one.
         var link: UpdateLink?
@@ -23,6 +27,12 @@ struct UpdateStorageHeader {
     let unretainedScheduler: Unmanaged<CoalescingScheduler>
     var machine = UpdateStateMachine()
     var shared = Shared()
+    /// The low 32 bits of the id of the updater a delivery has claimed and not finished calling (0: none):
+    /// stored by the delivery under the lock when it claims, cleared without the lock after the call; read
+    /// by a removal, after it took the lock, to tell whether the call of what it removed is under way.
+    /// Atomic (CCoalescingSupport's `cvu_u32_*`). Ids that share their low bits only make a removal
+    /// answer "under way" when no call is: never the other way.
+    var claimedUpdater: UInt32 = 0
 
     init(scheduler: CoalescingScheduler) {
         unretainedScheduler = Unmanaged.passUnretained(scheduler)

@@ -28,9 +28,12 @@ extension ViewUpdatingContext {
     /// 3. ``updateIfNeeded()`` again: what the animated delivery requested is delivered after the
     ///    animation block, not in it.
     ///
-    /// The animated-flag rules are otherwise unchanged: a suspended context delivers nothing in any step
-    /// (the requests wait for ``resume()``); called from inside an updater, the deliveries are done in a
-    /// later cycle, as ``update(animated:)`` does there.
+    /// Only what `changes` requested is animated. When step 1 cannot deliver — the context is suspended,
+    /// or this is called from inside one of its updaters — the earlier requests stay pending, and what
+    /// `changes` requested is added after them as `setNeedsUpdate(animated: true)`, so the rules keep the
+    /// earlier non-animated changes from animating: inside an updater, the next cycle delivers them
+    /// without animation at once and then the new ones animated; while suspended, ``resume()`` delivers
+    /// them all once, not animated if any asked not to be. `changes` that request nothing add nothing.
     ///
     /// - Parameters:
     ///   - animate: Runs its `animations` block in an animation before it returns (`UIView.animate`,
@@ -47,10 +50,17 @@ extension ViewUpdatingContext {
             "ViewUpdatingContext.animateWithFlushedUpdates(using:_:) must be called on the main thread")
         updateIfNeeded()
         let ran = RanFlag()
+        // What step 1 could not deliver (suspended, or inside an updater) is still pending: then only what
+        // `changes` requested may join the animated request, and it is not delivered now.
+        let keptEarlierRequests = isUpdatePending
         animate { [self] in
             ran.value = true
-            changes()
-            if isUpdatePending { update(animated: true) }
+            if keptEarlierRequests {
+                if storage.requestsMade(during: changes) { setNeedsUpdate(animated: true) }
+            } else {
+                changes()
+                if isUpdatePending { update(animated: true) }
+            }
         }
         precondition(
             ran.value,
