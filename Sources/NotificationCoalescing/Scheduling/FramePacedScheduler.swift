@@ -14,9 +14,14 @@ import Foundation
 /// // …and the view renders at most once per frame, in that frame
 /// ```
 ///
-/// - The clock is a `CADisplayLink` on iOS, tvOS and visionOS (one tick per display refresh). On macOS,
-///   watchOS and Linux it is a run-loop timer at ``framesPerSecond`` (60 by default): AppKit offers a
-///   display link only from macOS 14, and only per view or screen.
+/// - The clock is a display link where the system has one: `CADisplayLink` on iOS, tvOS and visionOS, the
+///   main screen's on macOS 14 and later. ``main`` (`.framePaced`) ticks at the display's own rate;
+///   ``init(framesPerSecond:)`` caps the display link at that rate (`preferredFrameRateRange` from
+///   iOS/tvOS 15 and on macOS 14, `preferredFramesPerSecond` below). On macOS below 14 (or without a
+///   screen), watchOS and Linux it is a run-loop timer at ``framesPerSecond``.
+/// - A cap is honoured as the display allows: the system picks a rate the display supports, at most the
+///   cap (on a 60 Hz display, a 45 fps cap ticks at 30). On iPhones with ProMotion, rates above 60 need
+///   `CADisableMinimumFrameDurationOnPhone` set to `YES` in the app's Info.plist; without it, 120 acts as 60.
 /// - Idle costs nothing: when a tick leaves no work waiting, the clock pauses (no wake-ups, no battery);
 ///   the next request resumes it, and is delivered at the next frame boundary.
 /// - Only the cadence changes: the animated-flag rules, `update()` (immediate) and the release rules of
@@ -32,23 +37,48 @@ public final class FramePacedScheduler: CoalescingScheduler, @unchecked Sendable
     private nonisolated(unsafe) var clock: (any FrameClock)?
     private nonisolated(unsafe) var ticks = 0
     private let modes = Locked<Set<RunLoop.Mode>>([])
+    /// How the clock runs on this system (decided once, at creation).
+    package let plan: FrameClockPlan
+    /// Makes the clock (the system's; a test's own, ticked by hand).
+    private let makeClock: @Sendable (FrameClockPlan, Double, @escaping () -> Void) -> any FrameClock
 
-    /// The main thread's frame-paced scheduler at the display's rate (60 Hz where a timer stands in).
+    /// The main thread's frame-paced scheduler at the display's own rate (60 Hz where a timer stands in).
     /// Its clock is created on the main thread the first time it is needed.
-    public static let main = FramePacedScheduler(framesPerSecond: 60)
+    public static let main = FramePacedScheduler(framesPerSecond: 60, followsDisplay: true)
 
-    /// How many frames a timer clock ticks per second (a display link follows the display instead).
+    /// The cap of the display link, and the rate of the timer where no display link is used.
     public let framesPerSecond: Double
 
-    /// Creates a scheduler pacing the main thread's deliveries.
+    /// Whether the display link ticks at the display's own rate (``main``) rather than capped at
+    /// ``framesPerSecond``.
+    public let followsDisplay: Bool
+
+    /// Creates a scheduler pacing the main thread's deliveries at most `framesPerSecond` times a second.
     ///
-    /// - Parameter framesPerSecond: The timer clock's rate, where no display link is used (macOS,
-    ///   watchOS, Linux); must be above 0 and at most 1 000.
-    public init(framesPerSecond: Double = 60) {
+    /// - Parameter framesPerSecond: The cap (a display link's rate, as the display allows) and the rate of
+    ///   the timer where no display link is used; must be above 0 and at most 1 000.
+    public convenience init(framesPerSecond: Double = 60) {
+        self.init(framesPerSecond: framesPerSecond, followsDisplay: false)
+    }
+
+    private convenience init(framesPerSecond: Double, followsDisplay: Bool) {
+        self.init(
+            framesPerSecond: framesPerSecond, followsDisplay: followsDisplay, display: .current,
+            makeClock: { plan, rate, tick in makeFrameClock(plan: plan, framesPerSecond: rate, tick: tick) })
+    }
+
+    /// A scheduler for `display`, with clocks made by `makeClock` (tests pass their own, ticked by hand).
+    package init(
+        framesPerSecond: Double, followsDisplay: Bool, display: FrameClockPlan.Display,
+        makeClock: @escaping @Sendable (FrameClockPlan, Double, @escaping () -> Void) -> any FrameClock
+    ) {
         precondition(
-            framesPerSecond > 0 && framesPerSecond <= 1_000,
+            framesPerSecond.isFinite && framesPerSecond > 0 && framesPerSecond <= 1_000,
             "FramePacedScheduler(framesPerSecond:) needs a rate above 0 and at most 1 000; got \(framesPerSecond)")
         self.framesPerSecond = framesPerSecond
+        self.followsDisplay = followsDisplay
+        plan = FrameClockPlan.plan(framesPerSecond: framesPerSecond, followsDisplay: followsDisplay, display: display)
+        self.makeClock = makeClock
         super.init()
     }
 
@@ -116,7 +146,7 @@ public final class FramePacedScheduler: CoalescingScheduler, @unchecked Sendable
 
     private func resume() {
         if clock == nil {
-            let clock = makeFrameClock(framesPerSecond: framesPerSecond) { [weak self] in self?.tick() }
+            let clock = makeClock(plan, framesPerSecond) { [weak self] in self?.tick() }
             for mode in modes.withLock({ $0 }) { clock.add(mode: mode) }
             self.clock = clock
         }
