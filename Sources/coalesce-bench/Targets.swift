@@ -20,28 +20,28 @@ extension Bench {
                     measured: ratio(dirty.observation / dirty.ours), met: dirty.observation / dirty.ours >= 4))
             report.targets.append(
                 Target(
-                    figure: "request on a dirty context vs floor", target: "≤ 10× the floor",
-                    measured: ratio(dirty.ours / dirty.floor), met: dirty.ours / dirty.floor <= 10))
+                    figure: "request on a dirty context vs floor", target: "≤ 3× the floor",
+                    measured: ratio(dirty.ours / dirty.floor), met: dirty.ours / dirty.floor <= 3))
         }
         if let big = fanOut[100_000] {
             report.targets.append(
                 Target(
-                    figure: "fan-out per context at N=100 000 vs floor", target: "≤ 5× the floor",
-                    measured: ratio(big.ours / big.floor), met: big.ours / big.floor <= 5))
+                    figure: "fan-out per context at N=100 000 vs floor", target: "≤ 1.5× the floor",
+                    measured: ratio(big.ours / big.floor), met: big.ours / big.floor <= 1.5))
         } else {
             report.targets.append(
                 Target(
-                    figure: "fan-out per context at N=100 000 vs floor", target: "≤ 5× the floor", measured: "–",
+                    figure: "fan-out per context at N=100 000 vs floor", target: "≤ 1.5× the floor", measured: "–",
                     met: nil))
         }
         if let big = fanOut[100_000], let mid = fanOut[1_000] {
             report.targets.append(
                 Target(
-                    figure: "fan-out flat: N=100 000 vs N=1 000", target: "within 1.5×",
-                    measured: ratio(big.ours / mid.ours), met: big.ours / mid.ours <= 1.5))
+                    figure: "fan-out flat: N=100 000 vs N=1 000", target: "within 1.3×",
+                    measured: ratio(big.ours / mid.ours), met: big.ours / mid.ours <= 1.3))
         } else {
             report.targets.append(
-                Target(figure: "fan-out flat: N=100 000 vs N=1 000", target: "within 1.5×", measured: "–", met: nil))
+                Target(figure: "fan-out flat: N=100 000 vs N=1 000", target: "within 1.3×", measured: "–", met: nil))
         }
         if let at = fanOut[10_000], let foundation = at.foundation {
             report.targets.append(
@@ -63,9 +63,9 @@ extension Bench {
         if let idleBytes {
             report.targets.append(
                 Target(
-                    figure: "memory per idle context", target: "≤ 512 bytes",
+                    figure: "memory per idle context", target: "≤ 256 bytes",
                     measured: String(format: "%.0f B", idleBytes),
-                    met: idleBytes <= 512))
+                    met: idleBytes <= 256))
         }
         if let one = enqueueCost[1], let many = enqueueCost[100_000] {
             report.targets.append(

@@ -84,6 +84,28 @@ final class ClientFoundDefectsTests: XCTestCase {
         XCTAssertEqual(deliveries, 1)
     }
 
+    /// Found by the random run-loop test: after the guard, the request's wake-up is used up by a nested
+    /// loop in a private mode that the same observer runs; the pass must still not sleep.
+    func testARequestAfterTheGuardFollowedByANestedPrivateLoopIsDelivered() {
+        let mode = RunLoop.Mode("ClientFoundDefectsTests.private")
+        let context = ViewUpdatingContext(scheduler: .mainRunLoop, refreshEvents: [])
+        var deliveries = 0
+        context.onUpdate { _ in
+            deliveries += 1
+            CFRunLoopStop(CFRunLoopGetCurrent())
+        }
+        let last = MainLoopObserver(order: CFIndex.max, once: true) {
+            context.setNeedsUpdate()
+            let timer = Timer(timeInterval: 0.002, repeats: false) { _ in }
+            RunLoop.current.add(timer, forMode: mode)
+            _ = RunLoop.current.run(mode: mode, before: Date(timeIntervalSinceNow: 0.01))
+            timer.invalidate()
+        }
+        defer { last.invalidate() }
+        XCTAssertTrue(runUntilStopped(), "the nested loop used up the wake-up; the loop slept")
+        XCTAssertEqual(deliveries, 1)
+    }
+
     // MARK: 3. RunLoopScheduler: work parked by a nested loop is admitted by the outer pass
 
     func testAnUpdaterThatRequestsAnotherContextAndWaitsInACustomModeDeliversIt() {

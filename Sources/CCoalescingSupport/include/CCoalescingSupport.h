@@ -87,12 +87,33 @@ static inline void cvu_u32_store_release(uint32_t *word, uint32_t value) {
     __atomic_store_n(word, value, __ATOMIC_RELEASE);
 }
 
-bool cvu_is_main_thread(void);
+// The calling thread's identity, one thread-local word: its serial number (given on first use, never
+// reused) shifted left by one, and bit 0 set on the process's main thread. Read inline (a thread-pointer
+// access after the first call on a thread), so that a request's "am I on the scheduler's thread" costs a
+// load and a compare.
+#if defined(__APPLE__)
+extern _Thread_local uint64_t cvu_tls_thread_identity;
+#else
+extern _Thread_local uint64_t cvu_tls_thread_identity __attribute__((tls_model("initial-exec")));
+#endif
 
-/// A number for the calling thread, never 0 and never given to another thread in this process, even
-/// after this one exits (unlike `pthread_t`, which the C library recycles). A thread-local read after the
-/// first ask.
-uint64_t cvu_thread_serial(void);
+uint64_t cvu_thread_identity_slow(void);
+
+static inline uint64_t cvu_thread_identity(void) {
+    uint64_t identity = cvu_tls_thread_identity;
+    if (__builtin_expect(identity != 0, 1)) {
+        return identity;
+    }
+    return cvu_thread_identity_slow();
+}
+
+static inline uint64_t cvu_thread_serial(void) {
+    return cvu_thread_identity() >> 1;
+}
+
+static inline bool cvu_is_main_thread(void) {
+    return (cvu_thread_identity() & 1) != 0;
+}
 
 // MARK: Generations
 

@@ -88,10 +88,46 @@ open class CoalescingScheduler: @unchecked Sendable {
     /// The number of the last batch a turn has begun to serve (0: none).
     @exclusivity(unchecked) private nonisolated(unsafe) var servedBatch: UInt64 = 0
 
+    /// How ``isCurrentFast`` answers without calling ``isCurrent``: the calling thread's identity word
+    /// (`cvu_thread_identity`), masked, equals `threadExpected` — then it is the scheduler's thread; when
+    /// it does not, `threadTestIsExact` says whether that settles it or ``isCurrent`` must be asked.
+    private let threadMask: UInt64
+    private let threadExpected: UInt64
+    private let threadTestIsExact: Bool
+
+    /// Which thread a shipped scheduler's turns run on, so that the hot path can tell without a call.
+    package enum TurnThread {
+        /// The thread that created it (``isCurrent`` is not overridden).
+        case creator
+        /// The process's main thread, exactly.
+        case main
+        /// The main thread, and others that ``isCurrent`` knows of (the main queue under `dispatchMain()`).
+        case mainAndOthers
+        /// Unknown: ask ``isCurrent`` (a user's subclass, which may override it).
+        case unknown
+    }
+
     /// Creates a scheduler whose turns run on the calling thread (see ``isCurrent``).
     public init() {
         turnWord = .allocate(capacity: 1)
         turnWord.initialize(to: 0)
+        (threadMask, threadExpected, threadTestIsExact) = Self.threadTest(.unknown)
+    }
+
+    /// A scheduler that declares the thread its turns run on (`isCurrent` must say the same).
+    package init(turnThread: TurnThread) {
+        turnWord = .allocate(capacity: 1)
+        turnWord.initialize(to: 0)
+        (threadMask, threadExpected, threadTestIsExact) = Self.threadTest(turnThread)
+    }
+
+    private static func threadTest(_ thread: TurnThread) -> (UInt64, UInt64, Bool) {
+        switch thread {
+        case .creator: (~0, cvu_thread_identity(), true)
+        case .main: (1, 1, true)
+        case .mainAndOthers: (1, 1, false)
+        case .unknown: (0, 1, false)
+        }
     }
 
     deinit {
@@ -105,6 +141,14 @@ open class CoalescingScheduler: @unchecked Sendable {
     /// By default, the thread that created the scheduler (even once that thread has exited, no other
     /// thread is taken for it). Any thread may ask.
     open var isCurrent: Bool { owner.isCurrent }
+
+    /// ``isCurrent`` for the hot path: a thread-local read and a compare for the shipped schedulers, a
+    /// call of ``isCurrent`` for a subclass (which may override it). Any thread.
+    @inline(__always)
+    package final var isCurrentFast: Bool {
+        if cvu_thread_identity() & threadMask == threadExpected { return true }
+        return !threadTestIsExact && isCurrent
+    }
 
     /// Whether turns are the main thread's cycles, or stand in for them (a test's manual scheduler):
     /// what `ViewUpdatingContext` requires of its scheduler. `false` by default.

@@ -21,7 +21,7 @@ public final class DispatchMainScheduler: CoalescingScheduler, @unchecked Sendab
 
     private override init() {
         DispatchQueue.main.setSpecific(key: Self.marker, value: true)
-        super.init()
+        super.init(turnThread: .mainAndOthers)
     }
 
     public override var isMainThreadScheduler: Bool { true }

@@ -79,7 +79,7 @@ public final class FramePacedScheduler: CoalescingScheduler, @unchecked Sendable
         self.followsDisplay = followsDisplay
         plan = FrameClockPlan.plan(framesPerSecond: framesPerSecond, followsDisplay: followsDisplay, display: display)
         self.makeClock = makeClock
-        super.init()
+        super.init(turnThread: .main)
     }
 
     deinit {

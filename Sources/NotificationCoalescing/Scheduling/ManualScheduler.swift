@@ -44,7 +44,7 @@ public final class ManualScheduler: CoalescingScheduler, @unchecked Sendable {
     /// - Parameter commonModes: The modes that `.common` stands for (`.default` is always one).
     public init(commonModes: Set<RunLoop.Mode> = [.default]) {
         self.commonModes = commonModes.union([.default])
-        super.init()
+        super.init(turnThread: .creator)
     }
 
     public override var isMainThreadScheduler: Bool { true }

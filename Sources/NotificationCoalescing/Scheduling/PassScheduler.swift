@@ -30,7 +30,7 @@ public final class PassScheduler: CoalescingScheduler, @unchecked Sendable {
     /// - Parameter requestPass: Asks for the pass; called on the main thread, once per batch of work.
     public init(requestPass: @escaping () -> Void) {
         self.requestPass = requestPass
-        super.init()
+        super.init(turnThread: .main)
     }
 
     public override var isMainThreadScheduler: Bool { true }

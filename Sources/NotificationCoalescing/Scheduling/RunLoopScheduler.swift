@@ -39,6 +39,11 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
     /// sleeps comes after every check, so it wakes the loop itself. Touched only on the loop's thread (by
     /// the guard and by `requestTurn` there).
     private nonisolated(unsafe) var pastGuard: [Bool] = [false]
+    /// A timer in the common modes, due now when a request comes after the guard: a wake-up alone can be
+    /// used up by a nested loop in a private mode (run by a later observer), and the pass would then sleep;
+    /// a due common-mode timer survives such a loop and keeps the pass from sleeping. Idle (fire date in
+    /// the far future) otherwise. Written once in `install()`.
+    private nonisolated(unsafe) var wakeTimer: CFRunLoopTimer?
 
     /// The main thread's run loop.
     public static let main = RunLoopScheduler(mainThread: ())
@@ -57,14 +62,14 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
     private init(mainThread: Void) {
         runLoop = CFRunLoopGetMain()
         observesMainThread = true
-        super.init()
+        super.init(turnThread: .main)
         install()
     }
 
     private init(currentThread: Void) {
         runLoop = CFRunLoopGetCurrent()
         observesMainThread = false
-        super.init()
+        super.init(turnThread: .creator)
         install()
     }
 
@@ -131,12 +136,19 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
         customGuard = makeGuard()
         CFRunLoopAddObserver(runLoop, common, commonModesName)
         CFRunLoopAddObserver(runLoop, guardObserver, commonModesName)
+        // Repeating with an interval of years, so that it stays valid after firing, idle until re-armed.
+        let timer = CFRunLoopTimerCreateWithHandler(
+            kCFAllocatorDefault, .greatestFiniteMagnitude, 1e9, 0, 0
+        ) { _ in }
+        wakeTimer = timer
+        CFRunLoopAddTimer(runLoop, timer, commonModesName)
     }
 
     deinit {
         for observer in [commonObserver, customObserver, commonGuard, customGuard] {
             if let observer { CFRunLoopObserverInvalidate(observer) }
         }
+        if let wakeTimer { CFRunLoopTimerInvalidate(wakeTimer) }
     }
 
     public override var isCurrent: Bool {
@@ -179,7 +191,10 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
         // observer by itself, or, when the request comes later in the pass, the guard wakes it — unless
         // the guard has already run in this pass. Elsewhere, or when a turn is under way, make sure it
         // does not sleep.
-        if insideTurn || !isCurrent || pastGuard[pastGuard.count - 1] {
+        if insideTurn || !isCurrent {
+            CFRunLoopWakeUp(runLoop)
+        } else if pastGuard[pastGuard.count - 1], let wakeTimer {
+            CFRunLoopTimerSetNextFireDate(wakeTimer, CFAbsoluteTimeGetCurrent())
             CFRunLoopWakeUp(runLoop)
         }
     }

@@ -44,22 +44,17 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
         return storage
     }
 
-    /// One field of the header, in place. The header's address is stable for this object's life (a
-    /// `ManagedBuffer`'s header does not move). Each field gets a pointer of its own, so that an access
-    /// to one (the state machine, on the main thread) is never an access to another (the shared state,
-    /// under the lock, from any thread); and pointers skip the dynamic exclusivity checks of a class
-    /// property, which the confinement and locking described above make unnecessary.
+    /// The header, in place: its address is stable for this object's life (a `ManagedBuffer`'s header does
+    /// not move). Fields are reached as projections through this pointer (`fields.pointee.machine`): an
+    /// access to one field (the state machine, on the main thread) touches only that field's bytes, never
+    /// another's (the shared state, under the lock, from any thread), and accesses through an unsafe
+    /// pointer skip the dynamic exclusivity checks of a class property, which the confinement and locking
+    /// described above make unnecessary. (Not key paths and `MemoryLayout.offset(of:)`: instantiating the
+    /// key path retained and released an object on every request, a third of its cost.)
     @inline(__always)
-    private func field<Field>(_ path: KeyPath<UpdateStorageHeader, Field>) -> UnsafeMutablePointer<Field> {
-        withUnsafeMutablePointerToHeader { header in
-            UnsafeMutableRawPointer(header).advanced(by: MemoryLayout<UpdateStorageHeader>.offset(of: path)!)
-                .assumingMemoryBound(to: Field.self)
-        }
+    private var fields: UnsafeMutablePointer<UpdateStorageHeader> {
+        withUnsafeMutablePointerToHeader { $0 }
     }
-
-    /// The state machine: main thread (the scheduler's thread) only.
-    @inline(__always)
-    private var machinePointer: UnsafeMutablePointer<UpdateStateMachine> { field(\.machine) }
 
     /// The flag bytes (see the indexes above), stable for this object's life.
     @inline(__always)
@@ -70,21 +65,21 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
     /// The scheduler, unretained (see `UpdateStorageHeader.unretainedScheduler`): callers hold it alive.
     @inline(__always)
     private func withScheduler<Result>(_ body: (CoalescingScheduler) -> Result) -> Result {
-        field(\.unretainedScheduler).pointee._withUnsafeGuaranteedRef(body)
+        fields.pointee.unretainedScheduler._withUnsafeGuaranteedRef(body)
     }
 
     /// Whether the calling thread is the scheduler's (the main thread): asked on every request, so asked
     /// without retaining the scheduler.
     @inline(__always)
     var isOnSchedulerThread: Bool {
-        field(\.unretainedScheduler).pointee._withUnsafeGuaranteedRef { $0.isCurrent }
+        fields.pointee.unretainedScheduler._withUnsafeGuaranteedRef { $0.isCurrentFast }
     }
 
     /// Runs `body` on the shared state under the lock. Never call out to user code inside.
     @inline(__always)
     func withShared<Result>(_ body: (inout UpdateStorageHeader.Shared) -> Result) -> Result {
-        let shared = field(\.shared)
-        return StripedLocks.withLock(for: self) { body(&shared.pointee) }
+        let fields = fields
+        return StripedLocks.withLock(for: self) { body(&fields.pointee.shared) }
     }
 
     var animated: Bool {
@@ -111,9 +106,9 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
             return
         }
         // The fast path: an already-dirty context with nothing new takes no lock and allocates nothing.
-        if !inboxHasRequests && machinePointer.pointee.isNoOp(flag) { return }
+        if !inboxHasRequests && fields.pointee.machine.isNoOp(flag) { return }
         drainInboxIfNeeded()
-        perform(machinePointer.pointee.setNeedsUpdate(flag))
+        perform(fields.pointee.machine.setNeedsUpdate(flag))
     }
 
     func update(_ flag: Bool?) {
@@ -122,7 +117,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
             because: "it delivers synchronously, and updaters run only on the main thread. "
                 + "Call setNeedsUpdate(animated:) from other threads.")
         drainInboxIfNeeded()
-        perform(machinePointer.pointee.update(flag, defaultAnimated: animated))
+        perform(fields.pointee.machine.update(flag, defaultAnimated: animated))
     }
 
     /// A lifecycle event: `update()` on the main thread, a deferred update anywhere else. Called by the
@@ -136,7 +131,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
                 return
             }
             drainInboxIfNeeded()
-            perform(machinePointer.pointee.update(nil, defaultAnimated: animated))
+            perform(fields.pointee.machine.update(nil, defaultAnimated: animated))
         }
     }
 
@@ -153,12 +148,12 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
         // On a pass scheduler, `updateIfNeeded()` is how the pass arrives (UIKit's `updateProperties()`):
         // it runs the pass, which ends the batch, so the next request asks for a pass of its own.
         if let pass = withScheduler({ $0 as? PassScheduler }), pass.hasRequestedTurn,
-            !machinePointer.pointee.isDelivering
+            !fields.pointee.machine.isDelivering
         {
             pass.runPass()
         }
         drainInboxIfNeeded()
-        let delivery = machinePointer.pointee.updateIfNeeded(defaultAnimated: animated)
+        let delivery = fields.pointee.machine.updateIfNeeded(defaultAnimated: animated)
         publishScheduled()
         if let delivery { deliver(delivery) }
     }
@@ -170,7 +165,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
     /// apply it.
     func requestsMade(during body: () -> Void) -> Bool {
         requireMainThread("animateWithFlushedUpdates(using:_:)")
-        if machinePointer.pointee.isDelivering {
+        if fields.pointee.machine.isDelivering {
             // Every request goes to the inbox while updaters run.
             let before = postedCount
             body()
@@ -180,17 +175,17 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
         // inbox's included, are set aside, so that those of `body` show; then they are put back and
         // `body`'s applied after them, in order.
         drainInboxIfNeeded()
-        let saved = machinePointer.pointee.setPendingAside()
+        let saved = fields.pointee.machine.setPendingAside()
         body()
-        guard let meanwhile = machinePointer.pointee.restore(saved) else { return false }
-        perform(machinePointer.pointee.setNeedsUpdate(meanwhile.pendingFlag))
-        if meanwhile.isForced { perform(machinePointer.pointee.update(nil, defaultAnimated: animated)) }
+        guard let meanwhile = fields.pointee.machine.restore(saved) else { return false }
+        perform(fields.pointee.machine.setNeedsUpdate(meanwhile.pendingFlag))
+        if meanwhile.isForced { perform(fields.pointee.machine.update(nil, defaultAnimated: animated)) }
         return true
     }
 
     /// Exact on the main thread; elsewhere a snapshot (another thread may change it right after).
     var isUpdatePending: Bool {
-        if isOnSchedulerThread { return machinePointer.pointee.rules.isScheduled || inboxHasRequests }
+        if isOnSchedulerThread { return fields.pointee.machine.rules.isScheduled || inboxHasRequests }
         // The inbox first: the main thread publishes `scheduled` before it clears the inbox flag, so a
         // cleared inbox read here comes with the published `scheduled` (no instant reads both as false).
         return inboxHasRequests || cvu_flag_load_acquire(flags + Self.scheduledFlag)
@@ -198,33 +193,33 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
 
     var isSuspended: Bool {
         requireMainThread("isSuspended")
-        return machinePointer.pointee.rules.isSuspended
+        return fields.pointee.machine.rules.isSuspended
     }
 
     func suspend() {
         requireMainThread("suspend()")
-        machinePointer.pointee.suspend()
+        fields.pointee.machine.suspend()
     }
 
     func resume() {
         requireMainThread("resume()")
         drainInboxIfNeeded()
-        perform(machinePointer.pointee.resume(defaultAnimated: animated))
+        perform(fields.pointee.machine.resume(defaultAnimated: animated))
     }
 
     /// The number of the delivery under way (or of the last one): main thread, inside updaters.
     var deliverySerial: UInt64 {
-        machinePointer.pointee.deliverySerial
+        fields.pointee.machine.deliverySerial
     }
 
     /// Whether the delivery under way was forced (`update()`, a refresh): main thread, inside updaters.
     var isForcedDelivery: Bool {
-        isOnSchedulerThread && machinePointer.pointee.delivering?.isForced == true
+        isOnSchedulerThread && fields.pointee.machine.delivering?.isForced == true
     }
 
     /// Whether the delivery under way is the rules' early non-animated flush: main thread, inside updaters.
     var isEarlyFlushDelivery: Bool {
-        isOnSchedulerThread && machinePointer.pointee.delivering?.isEarlyFlush == true
+        isOnSchedulerThread && fields.pointee.machine.delivering?.isEarlyFlush == true
     }
 
     private func requireMainThread(_ api: String, because reason: String = "") {
@@ -240,7 +235,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
     private func perform(_ action: UpdateStateMachine.Action) {
         // Gone (released inside an updater that ran before this action): its scheduler may be gone too.
         if isCancelled {
-            machinePointer.pointee.cancel()
+            fields.pointee.machine.cancel()
             publishScheduled()
             return
         }
@@ -260,7 +255,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
 
     @inline(__always)
     private func publishScheduled() {
-        let scheduled = machinePointer.pointee.rules.isScheduled
+        let scheduled = fields.pointee.machine.rules.isScheduled
         if cvu_flag_load_relaxed(flags + Self.scheduledFlag) != scheduled {
             cvu_flag_store_release(flags + Self.scheduledFlag, scheduled)
         }
@@ -270,7 +265,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
     /// before it. Not while updaters run: what they ask waits there for a later cycle.
     @inline(__always)
     private func drainInboxIfNeeded() {
-        if inboxHasRequests && !machinePointer.pointee.isDelivering { drainInbox() }
+        if inboxHasRequests && !fields.pointee.machine.isDelivering { drainInbox() }
     }
 
     /// Applies what other threads (and re-entrant calls) put in the inbox, in arrival order.
@@ -285,7 +280,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
             return shared.inbox
         }
         for request in requests {
-            perform(machinePointer.pointee.apply(request, defaultAnimated: animated))
+            perform(fields.pointee.machine.apply(request, defaultAnimated: animated))
         }
         publishScheduled()
         withShared { shared in
@@ -300,23 +295,23 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
     /// an earlier updater, from another thread, or with the context) is never called.
     private func deliver(_ delivery: Delivery) {
         if isCancelled {
-            machinePointer.pointee.cancel()
+            fields.pointee.machine.cancel()
             return
         }
-        machinePointer.pointee.deliveryBegan(delivery)
+        fields.pointee.machine.deliveryBegan(delivery)
         defer {
             // What updaters asked for waits in the inbox for a later cycle. A nested run loop inside an
             // updater may have run a turn that passed this storage by: register again, or what is pending
             // would wait for an unrelated turn. Not when the context went inside an updater: the scheduler
             // may have gone with it.
-            if machinePointer.pointee.deliveryEnded() && !isCancelled {
+            if fields.pointee.machine.deliveryEnded() && !isCancelled {
                 withScheduler { $0.scheduleOnOwnerThread(self) }
             }
         }
         // Each entry is claimed under the lock (`claimedUpdater`): that is where its call begins. A removal
         // from another thread takes the lock too, so it either comes first (the entry is gone) or sees the
         // claim (the call is under way, and finishes).
-        let claimed = field(\.claimedUpdater)
+        let claimed = claimedUpdaterPointer
         var (entry, limit) = withShared { shared in
             let first = shared.updaters.next(after: 0, upTo: .max)
             if let first { cvu_u32_store_release(claimed, UInt32(truncatingIfNeeded: first.id)) }
@@ -337,7 +332,13 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
     /// The updater a delivery has claimed and not finished calling (low 32 bits of its id; 0: none). Any
     /// thread: read it after taking the lock.
     var claimedUpdaterID: UInt32 {
-        cvu_u32_load_acquire(field(\.claimedUpdater))
+        cvu_u32_load_acquire(claimedUpdaterPointer)
+    }
+
+    /// The address of `claimedUpdater`, for the atomic functions.
+    @inline(__always)
+    private var claimedUpdaterPointer: UnsafeMutablePointer<UInt32> {
+        withUnsafeMutablePointer(to: &fields.pointee.claimedUpdater) { $0 }
     }
 
     /// View updates wait for a pass in a common mode, as Core Animation's commit does.
@@ -345,7 +346,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
 
     func performTurn(_ turn: SchedulerTurn) -> [RunLoop.Mode]? {
         if isCancelled {
-            machinePointer.pointee.cancel()
+            fields.pointee.machine.cancel()
             return nil
         }
         // A pass in a private mode (code waiting synchronously in a mode of its own): nothing is applied or
@@ -353,9 +354,9 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
         // (both of its lists), it parks once.
         // (`isCommonMode` is exactly what `admits([.common])` asks, without comparing mode names per context.)
         if !turn.isCommonMode {
-            return machinePointer.pointee.park(serial: turn.serial) ? Self.updateModes : nil
+            return fields.pointee.machine.park(serial: turn.serial) ? Self.updateModes : nil
         }
-        switch machinePointer.pointee.turnBegan(serial: turn.serial) {
+        switch fields.pointee.machine.turnBegan(serial: turn.serial) {
         case .skip:
             return nil
         case .missed:
@@ -367,7 +368,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
             break
         }
         drainInboxIfNeeded()
-        let delivery = machinePointer.pointee.turnEnded(defaultAnimated: animated)
+        let delivery = fields.pointee.machine.turnEnded(defaultAnimated: animated)
         // Published after the updaters ran: other threads read the update as pending until it is delivered.
         if let delivery { deliver(delivery) }
         publishScheduled()
