@@ -71,8 +71,9 @@ package struct LockCell {
     package static func withLock<Result>(
         _ cell: UnsafeMutablePointer<LockCell>, _ body: () throws -> Result
     ) rethrows -> Result {
-        let lock = UnsafeMutableRawPointer(cell).advanced(by: MemoryLayout<LockCell>.offset(of: \.lock)!)
-            .assumingMemoryBound(to: LockPrimitive.self)
+        // `lock` is the cell's only stored property, at offset 0 (not `MemoryLayout.offset(of: \.lock)`: the
+        // key path was instantiated — a retain and a release — on every lock).
+        let lock = UnsafeMutableRawPointer(cell).assumingMemoryBound(to: LockPrimitive.self)
         #if canImport(Darwin)
         os_unfair_lock_lock(lock)
         defer { os_unfair_lock_unlock(lock) }
