@@ -91,21 +91,9 @@ open class CoalescingScheduler: @unchecked Sendable {
     /// How ``isCurrentFast`` answers without calling ``isCurrent``: the calling thread's identity word
     /// (`cvu_thread_identity`), masked, equals `threadExpected` — then it is the scheduler's thread; when
     /// it does not, `threadTestIsExact` says whether that settles it or ``isCurrent`` must be asked.
-    private let threadMask: UInt64
-    private let threadExpected: UInt64
-    private let threadTestIsExact: Bool
-
-    /// Which thread a shipped scheduler's turns run on, so that the hot path can tell without a call.
-    package enum TurnThread {
-        /// The thread that created it (``isCurrent`` is not overridden).
-        case creator
-        /// The process's main thread, exactly.
-        case main
-        /// The main thread, and others that ``isCurrent`` knows of (the main queue under `dispatchMain()`).
-        case mainAndOthers
-        /// Unknown: ask ``isCurrent`` (a user's subclass, which may override it).
-        case unknown
-    }
+    let threadMask: UInt64
+    let threadExpected: UInt64
+    let threadTestIsExact: Bool
 
     /// Creates a scheduler whose turns run on the calling thread (see ``isCurrent``).
     public init() {
@@ -121,15 +109,6 @@ open class CoalescingScheduler: @unchecked Sendable {
         (threadMask, threadExpected, threadTestIsExact) = Self.threadTest(turnThread)
     }
 
-    private static func threadTest(_ thread: TurnThread) -> (UInt64, UInt64, Bool) {
-        switch thread {
-        case .creator: (~0, cvu_thread_identity(), true)
-        case .main: (1, 1, true)
-        case .mainAndOthers: (1, 1, false)
-        case .unknown: (0, 1, false)
-        }
-    }
-
     deinit {
         turnWord.deallocate()
     }
@@ -141,14 +120,6 @@ open class CoalescingScheduler: @unchecked Sendable {
     /// By default, the thread that created the scheduler (even once that thread has exited, no other
     /// thread is taken for it). Any thread may ask.
     open var isCurrent: Bool { owner.isCurrent }
-
-    /// ``isCurrent`` for the hot path: a thread-local read and a compare for the shipped schedulers, a
-    /// call of ``isCurrent`` for a subclass (which may override it). Any thread.
-    @inline(__always)
-    package final var isCurrentFast: Bool {
-        if cvu_thread_identity() & threadMask == threadExpected { return true }
-        return !threadTestIsExact && isCurrent
-    }
 
     /// Whether turns are the main thread's cycles, or stand in for them (a test's manual scheduler):
     /// what `ViewUpdatingContext` requires of its scheduler. `false` by default.
@@ -331,45 +302,4 @@ open class CoalescingScheduler: @unchecked Sendable {
         }
         return count
     }
-}
-
-extension CoalescingScheduler {
-    /// The main thread's run loop: `RunLoopScheduler.main`.
-    public static var mainRunLoop: CoalescingScheduler { RunLoopScheduler.main }
-
-    /// The calling thread's run loop: `RunLoopScheduler.current`.
-    public static var currentRunLoop: CoalescingScheduler { RunLoopScheduler.current }
-
-    /// `DispatchQueue.main`, for `dispatchMain()` and `async` main programs: `DispatchMainScheduler.shared`.
-    public static var dispatchMain: CoalescingScheduler { DispatchMainScheduler.shared }
-}
-
-/// One turn of a scheduler, as its clients see it.
-package struct SchedulerTurn {
-    /// The run-loop mode of the turn; `nil` for a scheduler without modes (every mode matches).
-    package let mode: RunLoop.Mode?
-    /// Whether `mode` is one of the run loop's common modes.
-    package let isCommonMode: Bool
-    /// Different for every turn of one scheduler (a client listed twice in one turn sees the same serial).
-    package let serial: UInt64
-
-    /// Whether work registered for `modes` may run in this turn.
-    package func admits(_ modes: [RunLoop.Mode]) -> Bool {
-        guard let mode else { return true }
-        return modes.contains(mode) || (isCommonMode && modes.contains(.common))
-    }
-}
-
-/// Something that has work waiting for a scheduler's turn.
-///
-/// Clients are handed between threads (scheduled from any thread, called on the scheduler's): each must
-/// synchronise its own state. Not `Sendable` by requirement, so that a `ManagedBuffer` subclass (which no
-/// `Sendable` type may be) can be one.
-package protocol TurnClient: AnyObject {
-    /// Does the work the turn admits, on the scheduler's thread.
-    ///
-    /// - Returns: `nil` when nothing remains; otherwise the modes the remaining work waits for (work this
-    ///   turn did not admit). The scheduler then keeps the client for later turns, calling it at each, and
-    ///   the client counts as scheduled.
-    func performTurn(_ turn: SchedulerTurn) -> [RunLoop.Mode]?
 }

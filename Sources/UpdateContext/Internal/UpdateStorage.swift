@@ -52,7 +52,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
     /// described above make unnecessary. (Not key paths and `MemoryLayout.offset(of:)`: instantiating the
     /// key path retained and released an object on every request, a third of its cost.)
     @inline(__always)
-    private var fields: UnsafeMutablePointer<UpdateStorageHeader> {
+    var fields: UnsafeMutablePointer<UpdateStorageHeader> {
         withUnsafeMutablePointerToHeader { $0 }
     }
 
@@ -64,7 +64,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
 
     /// The scheduler, unretained (see `UpdateStorageHeader.unretainedScheduler`): callers hold it alive.
     @inline(__always)
-    private func withScheduler<Result>(_ body: (CoalescingScheduler) -> Result) -> Result {
+    func withScheduler<Result>(_ body: (CoalescingScheduler) -> Result) -> Result {
         fields.pointee.unretainedScheduler._withUnsafeGuaranteedRef(body)
     }
 
@@ -93,7 +93,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
         set { cvu_flag_store_relaxed(flags + Self.refreshFlag, newValue) }
     }
 
-    private var inboxHasRequests: Bool { cvu_flag_load_acquire(flags + Self.inboxFlag) }
+    var inboxHasRequests: Bool { cvu_flag_load_acquire(flags + Self.inboxFlag) }
     /// Set once, under the lock, when the context goes; read anywhere (under the lock, or not).
     var isCancelled: Bool { cvu_flag_load_acquire(flags + Self.cancelledFlag) }
 
@@ -254,7 +254,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
     }
 
     @inline(__always)
-    private func publishScheduled() {
+    func publishScheduled() {
         let scheduled = fields.pointee.machine.rules.isScheduled
         if cvu_flag_load_relaxed(flags + Self.scheduledFlag) != scheduled {
             cvu_flag_store_release(flags + Self.scheduledFlag, scheduled)
@@ -264,7 +264,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
     /// Applies the inbox first, so that a main-thread request comes after what other threads asked
     /// before it. Not while updaters run: what they ask waits there for a later cycle.
     @inline(__always)
-    private func drainInboxIfNeeded() {
+    func drainInboxIfNeeded() {
         if inboxHasRequests && !fields.pointee.machine.isDelivering { drainInbox() }
     }
 
@@ -287,92 +287,6 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
             // Requests posted meanwhile keep the flag (and registered the storage for a turn of their own).
             if shared.inbox.isEmpty { cvu_flag_store_release(flags + Self.inboxFlag, false) }
         }
-    }
-
-    /// Calls every updater registered when the delivery began, in order, each with the same flag.
-    ///
-    /// Each entry is taken under the lock and called outside it, so an updater removed meanwhile (by
-    /// an earlier updater, from another thread, or with the context) is never called.
-    private func deliver(_ delivery: Delivery) {
-        if isCancelled {
-            fields.pointee.machine.cancel()
-            return
-        }
-        fields.pointee.machine.deliveryBegan(delivery)
-        defer {
-            // What updaters asked for waits in the inbox for a later cycle. A nested run loop inside an
-            // updater may have run a turn that passed this storage by: register again, or what is pending
-            // would wait for an unrelated turn. Not when the context went inside an updater: the scheduler
-            // may have gone with it.
-            if fields.pointee.machine.deliveryEnded() && !isCancelled {
-                withScheduler { $0.scheduleOnOwnerThread(self) }
-            }
-        }
-        // Each entry is claimed under the lock (`claimedUpdater`): that is where its call begins. A removal
-        // from another thread takes the lock too, so it either comes first (the entry is gone) or sees the
-        // claim (the call is under way, and finishes).
-        let claimed = claimedUpdaterPointer
-        var (entry, limit) = withShared { shared in
-            let first = shared.updaters.next(after: 0, upTo: .max)
-            if let first { cvu_u32_store_release(claimed, UInt32(truncatingIfNeeded: first.id)) }
-            return (first, shared.updaters.newestID)
-        }
-        while let current = entry {
-            current.call(delivery.animated)
-            cvu_u32_store_release(claimed, 0)
-            if current.id >= limit { break }
-            entry = withShared { shared in
-                let next = shared.updaters.next(after: current.id, upTo: limit)
-                if let next { cvu_u32_store_release(claimed, UInt32(truncatingIfNeeded: next.id)) }
-                return next
-            }
-        }
-    }
-
-    /// The updater a delivery has claimed and not finished calling (low 32 bits of its id; 0: none). Any
-    /// thread: read it after taking the lock.
-    var claimedUpdaterID: UInt32 {
-        cvu_u32_load_acquire(claimedUpdaterPointer)
-    }
-
-    /// The address of `claimedUpdater`, for the atomic functions.
-    @inline(__always)
-    private var claimedUpdaterPointer: UnsafeMutablePointer<UInt32> {
-        withUnsafeMutablePointer(to: &fields.pointee.claimedUpdater) { $0 }
-    }
-
-    /// View updates wait for a pass in a common mode, as Core Animation's commit does.
-    private static let updateModes: [RunLoop.Mode] = [.common]
-
-    func performTurn(_ turn: SchedulerTurn) -> [RunLoop.Mode]? {
-        if isCancelled {
-            fields.pointee.machine.cancel()
-            return nil
-        }
-        // A pass in a private mode (code waiting synchronously in a mode of its own): nothing is applied or
-        // delivered; the storage stays registered, parked until a common pass. Listed twice in this turn
-        // (both of its lists), it parks once.
-        // (`isCommonMode` is exactly what `admits([.common])` asks, without comparing mode names per context.)
-        if !turn.isCommonMode {
-            return fields.pointee.machine.park(serial: turn.serial) ? Self.updateModes : nil
-        }
-        switch fields.pointee.machine.turnBegan(serial: turn.serial) {
-        case .skip:
-            return nil
-        case .missed:
-            // Registered nowhere now (the machine forgot its own-thread registration): let the next request
-            // from another thread register again; the end of the delivery registers for what is pending.
-            withShared { $0.inboxIsQueued = false }
-            return nil
-        case .run:
-            break
-        }
-        drainInboxIfNeeded()
-        let delivery = fields.pointee.machine.turnEnded(defaultAnimated: animated)
-        // Published after the updaters ran: other threads read the update as pending until it is delivered.
-        if let delivery { deliver(delivery) }
-        publishScheduled()
-        return nil
     }
 
     // MARK: Any thread
