@@ -11,16 +11,16 @@ extension UpdateStorage {
     /// an earlier updater, from another thread, or with the context) is never called.
     func deliver(_ delivery: Delivery) {
         if isCancelled {
-            fields.pointee.machine.cancel()
+            machinePointer.pointee.cancel()
             return
         }
-        fields.pointee.machine.deliveryBegan(delivery)
+        machinePointer.pointee.deliveryBegan(delivery)
         defer {
             // What updaters asked for waits in the inbox for a later cycle. A nested run loop inside an
             // updater may have run a turn that passed this storage by: register again, or what is pending
             // would wait for an unrelated turn. Not when the context went inside an updater: the scheduler
             // may have gone with it.
-            if fields.pointee.machine.deliveryEnded() && !isCancelled {
+            if machinePointer.pointee.deliveryEnded() && !isCancelled {
                 withScheduler { $0.scheduleOnOwnerThread(self) }
             }
         }
@@ -51,18 +51,12 @@ extension UpdateStorage {
         cvu_u32_load_acquire(claimedUpdaterPointer)
     }
 
-    /// The address of `claimedUpdater`, for the atomic functions.
-    @inline(__always)
-    private var claimedUpdaterPointer: UnsafeMutablePointer<UInt32> {
-        withUnsafeMutablePointer(to: &fields.pointee.claimedUpdater) { $0 }
-    }
-
     /// View updates wait for a pass in a common mode, as Core Animation's commit does.
     private static let updateModes: [RunLoop.Mode] = [.common]
 
     func performTurn(_ turn: SchedulerTurn) -> [RunLoop.Mode]? {
         if isCancelled {
-            fields.pointee.machine.cancel()
+            machinePointer.pointee.cancel()
             return nil
         }
         // A pass in a private mode (code waiting synchronously in a mode of its own): nothing is applied or
@@ -70,9 +64,9 @@ extension UpdateStorage {
         // (both of its lists), it parks once.
         // (`isCommonMode` is exactly what `admits([.common])` asks, without comparing mode names per context.)
         if !turn.isCommonMode {
-            return fields.pointee.machine.park(serial: turn.serial) ? Self.updateModes : nil
+            return machinePointer.pointee.park(serial: turn.serial) ? Self.updateModes : nil
         }
-        switch fields.pointee.machine.turnBegan(serial: turn.serial) {
+        switch machinePointer.pointee.turnBegan(serial: turn.serial) {
         case .skip:
             return nil
         case .missed:
@@ -84,7 +78,7 @@ extension UpdateStorage {
             break
         }
         drainInboxIfNeeded()
-        let delivery = fields.pointee.machine.turnEnded(defaultAnimated: animated)
+        let delivery = machinePointer.pointee.turnEnded(defaultAnimated: animated)
         // Published after the updaters ran: other threads read the update as pending until it is delivered.
         if let delivery { deliver(delivery) }
         publishScheduled()

@@ -37,6 +37,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
     private static let flagCount = 8
 
     static func make(animated: Bool, scheduler: CoalescingScheduler) -> UpdateStorage {
+        precondition(Layout.isAsDeclared, "UpdateStorage: the header's layout is not the one Layout computes")
         let buffer = create(minimumCapacity: flagCount) { _ in UpdateStorageHeader(scheduler: scheduler) }
         let storage = unsafeDowncast(buffer, to: UpdateStorage.self)
         storage.withUnsafeMutablePointerToElements { $0.initialize(repeating: 0, count: flagCount) }
@@ -44,16 +45,63 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
         return storage
     }
 
-    /// The header, in place: its address is stable for this object's life (a `ManagedBuffer`'s header does
-    /// not move). Fields are reached as projections through this pointer (`fields.pointee.machine`): an
-    /// access to one field (the state machine, on the main thread) touches only that field's bytes, never
-    /// another's (the shared state, under the lock, from any thread), and accesses through an unsafe
-    /// pointer skip the dynamic exclusivity checks of a class property, which the confinement and locking
-    /// described above make unnecessary. (Not key paths and `MemoryLayout.offset(of:)`: instantiating the
-    /// key path retained and released an object on every request, a third of its cost.)
+    /// Byte offsets of the header's fields, from sizes and alignments in declaration order: constants the
+    /// optimiser folds (`MemoryLayout.offset(of:)` with a key path was not folded, and instantiating the key
+    /// path retained and released an object on every request). `make` checks them once.
+    enum Layout {
+        @inline(__always)
+        static func roundUp(_ value: Int, _ alignment: Int) -> Int { (value + alignment - 1) & ~(alignment - 1) }
+        static let machine = 0
+        @inline(__always)
+        static var scheduler: Int {
+            roundUp(MemoryLayout<UpdateStateMachine>.size, MemoryLayout<Unmanaged<CoalescingScheduler>>.alignment)
+        }
+        @inline(__always)
+        static var shared: Int {
+            roundUp(
+                scheduler + MemoryLayout<Unmanaged<CoalescingScheduler>>.size,
+                MemoryLayout<UpdateStorageHeader.Shared>.alignment)
+        }
+        @inline(__always)
+        static var claimed: Int {
+            roundUp(shared + MemoryLayout<UpdateStorageHeader.Shared>.size, MemoryLayout<UInt32>.alignment)
+        }
+        /// Whether the computed offsets are the compiler's (evaluated once).
+        static let isAsDeclared: Bool =
+            MemoryLayout<UpdateStorageHeader>.offset(of: \.machine) == 0
+            && MemoryLayout<UpdateStorageHeader>.offset(of: \.unretainedScheduler) == scheduler
+            && MemoryLayout<UpdateStorageHeader>.offset(of: \.shared) == shared
+            && MemoryLayout<UpdateStorageHeader>.offset(of: \.claimedUpdater) == claimed
+    }
+
+    /// One field of the header, in place. The header's address is stable for this object's life (a
+    /// `ManagedBuffer`'s header does not move). Each field gets a pointer of its own, so that an access to
+    /// one (the state machine, on the main thread) is never an access to another (the shared state, under
+    /// the lock, from any thread) — an access through `header.pointee.field` would be an access to the
+    /// whole header, which ThreadSanitizer reports as a race — and pointers skip the dynamic exclusivity
+    /// checks of a class property, which the confinement and locking described above make unnecessary.
     @inline(__always)
-    var fields: UnsafeMutablePointer<UpdateStorageHeader> {
-        withUnsafeMutablePointerToHeader { $0 }
+    private func field<Field>(at offset: Int, as _: Field.Type) -> UnsafeMutablePointer<Field> {
+        withUnsafeMutablePointerToHeader { header in
+            UnsafeMutableRawPointer(header).advanced(by: offset).assumingMemoryBound(to: Field.self)
+        }
+    }
+
+    /// The state machine: main thread (the scheduler's thread) only.
+    @inline(__always)
+    var machinePointer: UnsafeMutablePointer<UpdateStateMachine> {
+        field(at: Layout.machine, as: UpdateStateMachine.self)
+    }
+
+    @inline(__always)
+    private var schedulerPointer: UnsafeMutablePointer<Unmanaged<CoalescingScheduler>> {
+        field(at: Layout.scheduler, as: Unmanaged<CoalescingScheduler>.self)
+    }
+
+    /// The address of `claimedUpdater`, for the atomic functions.
+    @inline(__always)
+    var claimedUpdaterPointer: UnsafeMutablePointer<UInt32> {
+        field(at: Layout.claimed, as: UInt32.self)
     }
 
     /// The flag bytes (see the indexes above), stable for this object's life.
@@ -65,21 +113,21 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
     /// The scheduler, unretained (see `UpdateStorageHeader.unretainedScheduler`): callers hold it alive.
     @inline(__always)
     func withScheduler<Result>(_ body: (CoalescingScheduler) -> Result) -> Result {
-        fields.pointee.unretainedScheduler._withUnsafeGuaranteedRef(body)
+        schedulerPointer.pointee._withUnsafeGuaranteedRef(body)
     }
 
     /// Whether the calling thread is the scheduler's (the main thread): asked on every request, so asked
     /// without retaining the scheduler.
     @inline(__always)
     var isOnSchedulerThread: Bool {
-        fields.pointee.unretainedScheduler._withUnsafeGuaranteedRef { $0.isCurrentFast }
+        schedulerPointer.pointee._withUnsafeGuaranteedRef { $0.isCurrentFast }
     }
 
     /// Runs `body` on the shared state under the lock. Never call out to user code inside.
     @inline(__always)
     func withShared<Result>(_ body: (inout UpdateStorageHeader.Shared) -> Result) -> Result {
-        let fields = fields
-        return StripedLocks.withLock(for: self) { body(&fields.pointee.shared) }
+        let shared = field(at: Layout.shared, as: UpdateStorageHeader.Shared.self)
+        return StripedLocks.withLock(for: self) { body(&shared.pointee) }
     }
 
     var animated: Bool {
@@ -106,9 +154,9 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
             return
         }
         // The fast path: an already-dirty context with nothing new takes no lock and allocates nothing.
-        if !inboxHasRequests && fields.pointee.machine.isNoOp(flag) { return }
+        if !inboxHasRequests && machinePointer.pointee.isNoOp(flag) { return }
         drainInboxIfNeeded()
-        perform(fields.pointee.machine.setNeedsUpdate(flag))
+        perform(machinePointer.pointee.setNeedsUpdate(flag))
     }
 
     func update(_ flag: Bool?) {
@@ -117,7 +165,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
             because: "it delivers synchronously, and updaters run only on the main thread. "
                 + "Call setNeedsUpdate(animated:) from other threads.")
         drainInboxIfNeeded()
-        perform(fields.pointee.machine.update(flag, defaultAnimated: animated))
+        perform(machinePointer.pointee.update(flag, defaultAnimated: animated))
     }
 
     /// A lifecycle event: `update()` on the main thread, a deferred update anywhere else. Called by the
@@ -131,7 +179,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
                 return
             }
             drainInboxIfNeeded()
-            perform(fields.pointee.machine.update(nil, defaultAnimated: animated))
+            perform(machinePointer.pointee.update(nil, defaultAnimated: animated))
         }
     }
 
@@ -148,12 +196,12 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
         // On a pass scheduler, `updateIfNeeded()` is how the pass arrives (UIKit's `updateProperties()`):
         // it runs the pass, which ends the batch, so the next request asks for a pass of its own.
         if let pass = withScheduler({ $0 as? PassScheduler }), pass.hasRequestedTurn,
-            !fields.pointee.machine.isDelivering
+            !machinePointer.pointee.isDelivering
         {
             pass.runPass()
         }
         drainInboxIfNeeded()
-        let delivery = fields.pointee.machine.updateIfNeeded(defaultAnimated: animated)
+        let delivery = machinePointer.pointee.updateIfNeeded(defaultAnimated: animated)
         publishScheduled()
         if let delivery { deliver(delivery) }
     }
@@ -165,7 +213,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
     /// apply it.
     func requestsMade(during body: () -> Void) -> Bool {
         requireMainThread("animateWithFlushedUpdates(using:_:)")
-        if fields.pointee.machine.isDelivering {
+        if machinePointer.pointee.isDelivering {
             // Every request goes to the inbox while updaters run.
             let before = postedCount
             body()
@@ -175,17 +223,17 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
         // inbox's included, are set aside, so that those of `body` show; then they are put back and
         // `body`'s applied after them, in order.
         drainInboxIfNeeded()
-        let saved = fields.pointee.machine.setPendingAside()
+        let saved = machinePointer.pointee.setPendingAside()
         body()
-        guard let meanwhile = fields.pointee.machine.restore(saved) else { return false }
-        perform(fields.pointee.machine.setNeedsUpdate(meanwhile.pendingFlag))
-        if meanwhile.isForced { perform(fields.pointee.machine.update(nil, defaultAnimated: animated)) }
+        guard let meanwhile = machinePointer.pointee.restore(saved) else { return false }
+        perform(machinePointer.pointee.setNeedsUpdate(meanwhile.pendingFlag))
+        if meanwhile.isForced { perform(machinePointer.pointee.update(nil, defaultAnimated: animated)) }
         return true
     }
 
     /// Exact on the main thread; elsewhere a snapshot (another thread may change it right after).
     var isUpdatePending: Bool {
-        if isOnSchedulerThread { return fields.pointee.machine.rules.isScheduled || inboxHasRequests }
+        if isOnSchedulerThread { return machinePointer.pointee.rules.isScheduled || inboxHasRequests }
         // The inbox first: the main thread publishes `scheduled` before it clears the inbox flag, so a
         // cleared inbox read here comes with the published `scheduled` (no instant reads both as false).
         return inboxHasRequests || cvu_flag_load_acquire(flags + Self.scheduledFlag)
@@ -193,33 +241,33 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
 
     var isSuspended: Bool {
         requireMainThread("isSuspended")
-        return fields.pointee.machine.rules.isSuspended
+        return machinePointer.pointee.rules.isSuspended
     }
 
     func suspend() {
         requireMainThread("suspend()")
-        fields.pointee.machine.suspend()
+        machinePointer.pointee.suspend()
     }
 
     func resume() {
         requireMainThread("resume()")
         drainInboxIfNeeded()
-        perform(fields.pointee.machine.resume(defaultAnimated: animated))
+        perform(machinePointer.pointee.resume(defaultAnimated: animated))
     }
 
     /// The number of the delivery under way (or of the last one): main thread, inside updaters.
     var deliverySerial: UInt64 {
-        fields.pointee.machine.deliverySerial
+        machinePointer.pointee.deliverySerial
     }
 
     /// Whether the delivery under way was forced (`update()`, a refresh): main thread, inside updaters.
     var isForcedDelivery: Bool {
-        isOnSchedulerThread && fields.pointee.machine.delivering?.isForced == true
+        isOnSchedulerThread && machinePointer.pointee.delivering?.isForced == true
     }
 
     /// Whether the delivery under way is the rules' early non-animated flush: main thread, inside updaters.
     var isEarlyFlushDelivery: Bool {
-        isOnSchedulerThread && fields.pointee.machine.delivering?.isEarlyFlush == true
+        isOnSchedulerThread && machinePointer.pointee.delivering?.isEarlyFlush == true
     }
 
     private func requireMainThread(_ api: String, because reason: String = "") {
@@ -235,7 +283,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
     private func perform(_ action: UpdateStateMachine.Action) {
         // Gone (released inside an updater that ran before this action): its scheduler may be gone too.
         if isCancelled {
-            fields.pointee.machine.cancel()
+            machinePointer.pointee.cancel()
             publishScheduled()
             return
         }
@@ -255,7 +303,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
 
     @inline(__always)
     func publishScheduled() {
-        let scheduled = fields.pointee.machine.rules.isScheduled
+        let scheduled = machinePointer.pointee.rules.isScheduled
         if cvu_flag_load_relaxed(flags + Self.scheduledFlag) != scheduled {
             cvu_flag_store_release(flags + Self.scheduledFlag, scheduled)
         }
@@ -265,7 +313,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
     /// before it. Not while updaters run: what they ask waits there for a later cycle.
     @inline(__always)
     func drainInboxIfNeeded() {
-        if inboxHasRequests && !fields.pointee.machine.isDelivering { drainInbox() }
+        if inboxHasRequests && !machinePointer.pointee.isDelivering { drainInbox() }
     }
 
     /// Applies what other threads (and re-entrant calls) put in the inbox, in arrival order.
@@ -280,7 +328,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
             return shared.inbox
         }
         for request in requests {
-            perform(fields.pointee.machine.apply(request, defaultAnimated: animated))
+            perform(machinePointer.pointee.apply(request, defaultAnimated: animated))
         }
         publishScheduled()
         withShared { shared in

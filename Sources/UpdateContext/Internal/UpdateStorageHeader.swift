@@ -24,8 +24,9 @@ struct UpdateStorageHeader {
     /// keeps it alive until the context goes; after that it is used only by callers that hold it
     /// themselves (`retainedScheduler()`), and never after user code that may have released the context
     /// (`UpdateStorage` checks `isCancelled` first).
-    let unretainedScheduler: Unmanaged<CoalescingScheduler>
+    // The declaration order is the layout `UpdateStorage.Layout` computes (checked once, in `make`).
     var machine = UpdateStateMachine()
+    let unretainedScheduler: Unmanaged<CoalescingScheduler>
     var shared = Shared()
     /// The low 32 bits of the id of the updater a delivery has claimed and not finished calling (0: none):
     /// stored by the delivery under the lock when it claims, cleared without the lock after the call; read
