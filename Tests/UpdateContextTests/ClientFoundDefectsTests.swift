@@ -224,23 +224,20 @@ final class ClientFoundDefectsTests: XCTestCase {
     }
 
     func testInsideAnUpdaterAnEarlierNonAnimatedRequestIsNotDeliveredAnimated() {
-        let scheduler = ManualScheduler()
-        let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
-        var letters = ""
-        var first = true
-        context.onUpdate { animated in
-            letters += animated ? "a" : "n"
-            guard first else { return }
-            first = false
-            context.setNeedsUpdate(animated: false)
-            context.animateWithFlushedUpdates(using: self.animate) {}  // requests nothing
-        }
-        context.setNeedsUpdate()
-        XCTAssertNoThrow(try scheduler.runUntilIdle())
-        XCTAssertEqual(letters, "nn", "the earlier non-animated request was delivered animated")
+        XCTAssertEqual(
+            flushedInsideAnUpdater(changesRequest: false), "nn",
+            "the earlier non-animated request was delivered animated")
     }
 
     func testInsideAnUpdaterWhatChangesRequestedIsAnimatedAfterTheEarlierChanges() {
+        XCTAssertEqual(
+            flushedInsideAnUpdater(changesRequest: true), "nna",
+            "the earlier changes flush without animation, then the new ones animate")
+    }
+
+    /// The deliveries (`n`/`a`) when the first delivery's updater requests `false`, then calls
+    /// `animateWithFlushedUpdates` with changes that request an update or nothing.
+    private func flushedInsideAnUpdater(changesRequest: Bool) -> String {
         let scheduler = ManualScheduler()
         let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
         var letters = ""
@@ -250,11 +247,13 @@ final class ClientFoundDefectsTests: XCTestCase {
             guard first else { return }
             first = false
             context.setNeedsUpdate(animated: false)
-            context.animateWithFlushedUpdates(using: self.animate) { context.setNeedsUpdate() }
+            context.animateWithFlushedUpdates(using: self.animate) {
+                if changesRequest { context.setNeedsUpdate() }
+            }
         }
         context.setNeedsUpdate()
         XCTAssertNoThrow(try scheduler.runUntilIdle())
-        XCTAssertEqual(letters, "nna", "the earlier changes flush without animation, then the new ones animate")
+        return letters
     }
 
     // MARK: Pinned: refreshes around a request, and resume then suspend before the next turn
