@@ -45,9 +45,18 @@ extension ViewUpdatingContext {
     /// > still read the old value) and once more in the next cycle after that delivery, which reads the
     /// > stored value and tracks again. So the view ends up showing the last value as long as the
     /// > mutating thread completes the assignment before the main thread's next cycle; a thread that can
-    /// > stall between Observation's `willSet` and the store for longer than that (it cannot be seen from
-    /// > outside: Observation's public API reports nothing after the store before iOS 26) should call
+    /// > stall between Observation's `willSet` and the store for longer than that should call
     /// > ``setNeedsUpdate(animated:)`` after mutating. Changes made on the main thread are delivered once.
+    /// >
+    /// > Why not exactly once with the stored value, even where Observation can report the store (Swift 6.2
+    /// > on Linux, iOS/macOS 26): the public API that hears of a change after it is stored is the
+    /// > `Observations` sequence, which re-runs a closure that *computes a value* from the observed
+    /// > properties after each stored change. A tracked updater is not such a closure: it renders, with side
+    /// > effects, and what it reads is known only by running it. `Observations` would have to run the
+    /// > updater outside its delivery to learn of the store; the tracking with a did-set option that
+    /// > `Observations` is built on (`ObservationTracking` and its access list) is not public API, and
+    /// > `withObservationTracking(_:onChange:)` reports at `willSet` only. So the follow-up delivery above
+    /// > stays on every system.
     @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
     @discardableResult
     public func onUpdate(tracking: Bool, _ closure: @escaping (_ animated: Bool) -> Void) -> ViewUpdater {
