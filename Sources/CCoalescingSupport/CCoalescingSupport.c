@@ -33,6 +33,28 @@ uint64_t cvu_thread_identity_slow(void) {
     return identity;
 }
 
+cvu_stripe_t cvu_stripes[CVU_STRIPE_COUNT];  // zero: free (and OS_UNFAIR_LOCK_INIT on Apple)
+
+#if !defined(__APPLE__)
+#include <linux/futex.h>
+
+// Ulrich Drepper's "Futexes Are Tricky", mutex 2: after a failed fast path the lock is marked contended (2)
+// and the thread sleeps in the kernel until the holder's release wakes one waiter.
+void cvu_stripe_lock_contended(cvu_stripe_t *stripe) {
+    uint32_t state = __atomic_exchange_n(&stripe->state, 2, __ATOMIC_ACQUIRE);
+    while (state != 0) {
+        syscall(SYS_futex, &stripe->state, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+        state = __atomic_exchange_n(&stripe->state, 2, __ATOMIC_ACQUIRE);
+    }
+}
+
+// The release found waiters (the state was 2): free the lock and wake one.
+void cvu_stripe_wake(cvu_stripe_t *stripe) {
+    __atomic_store_n(&stripe->state, 0, __ATOMIC_RELEASE);
+    syscall(SYS_futex, &stripe->state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+#endif
+
 uint64_t cvu_next_generation(void) {
     static uint64_t next = 0;
     return __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);

@@ -118,6 +118,49 @@ static inline bool cvu_is_main_thread(void) {
 // MARK: Generations
 
 /// The next number of a process-wide counter (1, 2, …): orders values made on any thread.
+// The striped locks (`StripedLocks`): a fixed array of small locks in static storage, taken and released
+// inline. No lazily created table (a `swift_once` check on every lock) and no library call on the
+// uncontended path. Apple: `os_unfair_lock`. Elsewhere: a three-state futex lock (0 free, 1 taken, 2 taken
+// with waiters): a compare-and-swap to take, an atomic decrement to release, the kernel only when contended.
+
+#define CVU_STRIPE_COUNT 64
+
+#if defined(__APPLE__)
+#include <os/lock.h>
+typedef os_unfair_lock cvu_stripe_t;
+#else
+typedef struct { uint32_t state; } cvu_stripe_t;
+void cvu_stripe_lock_contended(cvu_stripe_t *stripe);
+void cvu_stripe_wake(cvu_stripe_t *stripe);
+#endif
+
+extern cvu_stripe_t cvu_stripes[CVU_STRIPE_COUNT];
+
+static inline void cvu_stripe_lock(unsigned index) {
+    cvu_stripe_t *stripe = &cvu_stripes[index % CVU_STRIPE_COUNT];
+#if defined(__APPLE__)
+    os_unfair_lock_lock(stripe);
+#else
+    uint32_t expected = 0;
+    if (__builtin_expect(__atomic_compare_exchange_n(&stripe->state, &expected, 1, false, __ATOMIC_ACQUIRE,
+                                                     __ATOMIC_RELAXED), 1)) {
+        return;
+    }
+    cvu_stripe_lock_contended(stripe);
+#endif
+}
+
+static inline void cvu_stripe_unlock(unsigned index) {
+    cvu_stripe_t *stripe = &cvu_stripes[index % CVU_STRIPE_COUNT];
+#if defined(__APPLE__)
+    os_unfair_lock_unlock(stripe);
+#else
+    if (__builtin_expect(__atomic_fetch_sub(&stripe->state, 1, __ATOMIC_RELEASE) != 1, 0)) {
+        cvu_stripe_wake(stripe);
+    }
+#endif
+}
+
 uint64_t cvu_next_generation(void);
 
 #endif

@@ -281,8 +281,14 @@ open class CoalescingScheduler: @unchecked Sendable {
         turnSerial &+= 1
         let turn = SchedulerTurn(mode: mode, isCommonMode: isCommonMode, serial: turnSerial)
         var stillParked: [Parked] = []
-        for client in owned {
-            if let modes = client.performTurn(turn) { stillParked.append(Parked(client: client, modes: modes)) }
+        // Through the buffer: each client is borrowed for its call, not copied (a retain and a release per
+        // context in a large fan-out).
+        owned.withUnsafeBufferPointer { clients in
+            for index in clients.indices {
+                if let modes = clients[index].performTurn(turn) {
+                    stillParked.append(Parked(client: clients[index], modes: modes))
+                }
+            }
         }
         for entry in parked {
             if let modes = entry.client.performTurn(turn) {
