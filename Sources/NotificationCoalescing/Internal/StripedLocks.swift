@@ -7,8 +7,9 @@ import CCoalescingSupport
 /// Two objects may share a lock; every critical section under it is a few instructions and never calls
 /// out, so sharing costs nothing that matters.
 package enum StripedLocks {
-    /// Runs `body` holding the lock for `object` (one of CCoalescingSupport's `cvu_stripes`).
-    @inline(__always)
+    /// Runs `body` holding the lock for `object` (one of CCoalescingSupport's `cvu_stripes`). Inlinable, so
+    /// that callers in other modules (the contexts' storage) take the lock without a call.
+    @inlinable @inline(__always)
     package static func withLock<Result>(for object: AnyObject, _ body: () throws -> Result) rethrows -> Result {
         let address = UInt(bitPattern: ObjectIdentifier(object)) >> 4
         let index = CUnsignedInt(truncatingIfNeeded: address ^ (address >> 6) ^ (address >> 12))

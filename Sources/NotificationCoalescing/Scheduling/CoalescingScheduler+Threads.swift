@@ -27,7 +27,7 @@ extension CoalescingScheduler {
 
     /// ``isCurrent`` for the hot path: a thread-local read and a compare for the shipped schedulers, a
     /// call of ``isCurrent`` for a subclass (which may override it). Any thread.
-    @inline(__always)
+    @inlinable @inline(__always)
     package final var isCurrentFast: Bool {
         if cvu_thread_identity() & threadMask == threadExpected { return true }
         return !threadTestIsExact && isCurrent

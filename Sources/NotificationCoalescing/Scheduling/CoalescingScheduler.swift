@@ -80,7 +80,7 @@ open class CoalescingScheduler: @unchecked Sendable {
     /// number of the last batch that asked (a batch is everything one wake-up serves).
     private let turnWord: UnsafeMutablePointer<UInt64>
     /// Clients scheduled on the scheduler's own thread: no lock needed (confined to that thread).
-    @exclusivity(unchecked) private nonisolated(unsafe) var ownerWaiting: [any TurnClient] = []
+    @exclusivity(unchecked) private nonisolated(unsafe) var ownerWaiting: [PendingClient] = []
     /// Counts turns, so that a client registered twice can tell it has already run in this one.
     @exclusivity(unchecked) private nonisolated(unsafe) var turnSerial: UInt64 = 0
     /// Nesting depth of `runTurn` on the scheduler's thread (a handler may run a nested loop).
@@ -91,9 +91,9 @@ open class CoalescingScheduler: @unchecked Sendable {
     /// How ``isCurrentFast`` answers without calling ``isCurrent``: the calling thread's identity word
     /// (`cvu_thread_identity`), masked, equals `threadExpected` — then it is the scheduler's thread; when
     /// it does not, `threadTestIsExact` says whether that settles it or ``isCurrent`` must be asked.
-    let threadMask: UInt64
-    let threadExpected: UInt64
-    let threadTestIsExact: Bool
+    @usableFromInline let threadMask: UInt64
+    @usableFromInline let threadExpected: UInt64
+    @usableFromInline let threadTestIsExact: Bool
 
     /// Creates a scheduler whose turns run on the calling thread (see ``isCurrent``).
     public init() {
@@ -111,6 +111,7 @@ open class CoalescingScheduler: @unchecked Sendable {
 
     deinit {
         turnWord.deallocate()
+        for pending in ownerWaiting { pending.release() }  // retained by hand while listed
     }
 
     // MARK: What a scheduler says about itself (override these)
@@ -230,7 +231,7 @@ open class CoalescingScheduler: @unchecked Sendable {
     /// thread (it has checked ``isCurrent``): the path a coalesced request takes on the main thread.
     @inline(__always)
     package final func scheduleOnOwnerThread(_ client: any TurnClient) {
-        ownerWaiting.append(client)
+        ownerWaiting.append(PendingClient(client))
         askForTurn()
     }
 
@@ -261,7 +262,7 @@ open class CoalescingScheduler: @unchecked Sendable {
         if word & 1 != 0 { servedBatch = word >> 1 }
         // Take the owner thread's list by swapping, and give its buffer back afterwards: a large fan-out
         // then reuses one allocation turn after turn instead of growing a new array every cycle.
-        var owned: [any TurnClient] = []
+        var owned: [PendingClient] = []
         swap(&owned, &ownerWaiting)
         let (others, parked) = queue.withLock { queue -> ([any TurnClient], [Parked]) in
             defer {
@@ -281,14 +282,11 @@ open class CoalescingScheduler: @unchecked Sendable {
         turnSerial &+= 1
         let turn = SchedulerTurn(mode: mode, isCommonMode: isCommonMode, serial: turnSerial)
         var stillParked: [Parked] = []
-        // Through the buffer: each client is borrowed for its call, not copied (a retain and a release per
-        // context in a large fan-out).
-        owned.withUnsafeBufferPointer { clients in
-            for index in clients.indices {
-                if let modes = clients[index].performTurn(turn) {
-                    stillParked.append(Parked(client: clients[index], modes: modes))
-                }
+        for pending in owned {
+            if let modes = pending.performTurn(turn) {
+                stillParked.append(Parked(client: pending.client, modes: modes))
             }
+            pending.release()  // the list's retain, given back once its turn is done
         }
         for entry in parked {
             if let modes = entry.client.performTurn(turn) {
