@@ -78,9 +78,9 @@ open class CoalescingScheduler: @unchecked Sendable {
     /// One word at a stable address: bit 0, whether a turn has been asked for since the last one began (one
     /// mark for every thread and every client, so one wake-up serves the whole batch); the other bits, the
     /// number of the last batch that asked (a batch is everything one wake-up serves).
-    private let turnWord: UnsafeMutablePointer<UInt64>
+    @usableFromInline let turnWord: UnsafeMutablePointer<UInt64>
     /// Clients scheduled on the scheduler's own thread: no lock needed (confined to that thread).
-    @exclusivity(unchecked) private nonisolated(unsafe) var ownerWaiting: [PendingClient] = []
+    @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var ownerWaiting: [PendingClient] = []
     /// Counts turns, so that a client registered twice can tell it has already run in this one.
     @exclusivity(unchecked) private nonisolated(unsafe) var turnSerial: UInt64 = 0
     /// Nesting depth of `runTurn` on the scheduler's thread (a handler may run a nested loop).
@@ -229,15 +229,18 @@ open class CoalescingScheduler: @unchecked Sendable {
 
     /// The same as ``schedule(_:)`` without a lock, for a caller that knows it is on the scheduler's
     /// thread (it has checked ``isCurrent``): the path a coalesced request takes on the main thread.
-    @inline(__always)
-    package final func scheduleOnOwnerThread(_ client: any TurnClient) {
+    /// Inlinable, so that the contexts' storage (another module) lists itself without a call.
+    @inlinable @inline(__always)
+    package final func scheduleOnOwnerThread(_ client: some TurnClient) {
         ownerWaiting.append(PendingClient(client))
+        // The plain load keeps a burst of requests to one shared write (and the call below off the path).
+        if cvu_word_load_relaxed(turnWord) & 1 != 0 { return }
         askForTurn()
     }
 
     /// Marks a turn as asked for; the first mark since the last turn began calls ``requestTurn(insideTurn:)``.
-    @inline(__always)
-    private func askForTurn() {
+    @usableFromInline
+    final func askForTurn() {
         // The plain load keeps a burst of requests to one shared write; the exchange decides, among threads
         // racing, which one asks (and opens the next batch).
         var word = cvu_word_load_relaxed(turnWord)

@@ -29,7 +29,7 @@ extension UpdateStorage {
         // claim (the call is under way, and finishes).
         let claimed = claimedUpdaterPointer
         var (entry, limit) = withShared { shared in
-            let first = shared.updaters.next(after: 0, upTo: .max)
+            let first = shared.updaters.firstEntry
             if let first { cvu_u32_store_release(claimed, UInt32(truncatingIfNeeded: first.id)) }
             return (first, shared.updaters.newestID)
         }
