@@ -20,12 +20,13 @@ struct UpdateStorageHeader {
         var scheduler: CoalescingScheduler?
     }
 
+    // The declaration order is the layout `UpdateStorage.Layout` computes (checked once, in `make`).
+    /// The state machine: main thread (the scheduler's thread) only.
+    var machine = UpdateStateMachine()
     /// The scheduler, for the hot path: called through without a retain and a release. `shared.scheduler`
     /// keeps it alive until the context goes; after that it is used only by callers that hold it
     /// themselves (`retainedScheduler()`), and never after user code that may have released the context
     /// (`UpdateStorage` checks `isCancelled` first).
-    // The declaration order is the layout `UpdateStorage.Layout` computes (checked once, in `make`).
-    var machine = UpdateStateMachine()
     let unretainedScheduler: Unmanaged<CoalescingScheduler>
     var shared = Shared()
     /// The low 32 bits of the id of the updater a delivery has claimed and not finished calling (0: none):
