@@ -27,6 +27,16 @@ package func runUntilStopped(mode: RunLoop.Mode = .default, seconds: Double = 10
     CFRunLoopRunInMode(cfRunLoopMode(mode.rawValue), seconds, false) == .stopped
 }
 
+/// A modal wait: runs the current thread's run loop in `mode` once, for up to `seconds`, with a one-shot
+/// timer in that mode so that the loop does not count as empty (a mode holding only observers returns at
+/// once). What an updater or an observer does to wait synchronously in a mode of its own.
+package func runNestedLoop(mode: RunLoop.Mode, seconds: Double = 0.01) {
+    let timer = Timer(timeInterval: seconds / 5, repeats: false) { _ in }
+    RunLoop.current.add(timer, forMode: mode)
+    _ = RunLoop.current.run(mode: mode, before: Date(timeIntervalSinceNow: seconds))
+    timer.invalidate()
+}
+
 /// A before-waiting observer on the main run loop's common modes at `order`: 2 000 000 stands for Core
 /// Animation's commit (after the scheduler's), `CFIndex.max` for the last observer of a pass.
 package final class MainLoopObserver {

@@ -96,10 +96,7 @@ final class ClientFoundDefectsTests: XCTestCase {
         }
         let last = MainLoopObserver(order: CFIndex.max, once: true) {
             context.setNeedsUpdate()
-            let timer = Timer(timeInterval: 0.002, repeats: false) { _ in }
-            RunLoop.current.add(timer, forMode: mode)
-            _ = RunLoop.current.run(mode: mode, before: Date(timeIntervalSinceNow: 0.01))
-            timer.invalidate()
+            runNestedLoop(mode: mode)
         }
         defer { last.invalidate() }
         XCTAssertTrue(runUntilStopped(), "the nested loop used up the wake-up; the loop slept")
@@ -118,11 +115,8 @@ final class ClientFoundDefectsTests: XCTestCase {
             order.append("outer")
             other.setNeedsUpdate()
             // A modal wait in a mode of its own: the scheduler turns there, and parks `other` (view updates
-            // wait for a common pass). A timer keeps the nested loop from counting as empty.
-            let timer = Timer(timeInterval: 0.005, repeats: false) { _ in }
-            RunLoop.current.add(timer, forMode: mode)
-            _ = RunLoop.current.run(mode: mode, before: Date(timeIntervalSinceNow: 0.02))
-            timer.invalidate()
+            // wait for a common pass).
+            runNestedLoop(mode: mode, seconds: 0.02)
         }
         other.onUpdate { _ in
             order.append("other")
@@ -134,10 +128,6 @@ final class ClientFoundDefectsTests: XCTestCase {
     }
 
     // MARK: 4. PassScheduler: a fallback serves only its own batch
-
-    private func spin(turns: Int) {
-        for _ in 0..<turns { _ = RunLoop.main.run(mode: .default, before: Date(timeIntervalSinceNow: 0.01)) }
-    }
 
     /// The real use: `updateProperties()` calls the context's `updateIfNeeded()`. The next batch must ask
     /// for a pass of its own, and the first batch's fallback must not deliver it outside that pass.
@@ -164,7 +154,7 @@ final class ClientFoundDefectsTests: XCTestCase {
         context.setNeedsUpdate()  // the next batch, before the first one's fallback has run
         XCTAssertEqual(asked.value, 2, "the next batch asked for no pass")
         wait(for: [passDone], timeout: 5)
-        spin(turns: 5)
+        turnMainLoop(5)
         XCTAssertEqual(probe.deliveries, [true, true], "each batch delivered once, inside its own pass")
     }
 
@@ -187,7 +177,7 @@ final class ClientFoundDefectsTests: XCTestCase {
             }
         }
         wait(for: [passDone], timeout: 5)
-        spin(turns: 5)
+        turnMainLoop(5)
         XCTAssertEqual(probe.deliveries, [true, true], "the first batch's fallback delivered the second batch")
     }
 

@@ -54,12 +54,9 @@ final class RunLoopRandomLivenessTests: XCTestCase {
         }
         func nestedLoop() {
             guard let nested else { return }
-            let timer = Timer(timeInterval: 0.002, repeats: false) { _ in }
-            RunLoop.current.add(timer, forMode: nested)
             nestedDepth += 1
-            _ = RunLoop.current.run(mode: nested, before: Date(timeIntervalSinceNow: 0.01))
+            runNestedLoop(mode: nested)
             nestedDepth -= 1
-            timer.invalidate()
             if deliveries > 0 { CFRunLoopStop(CFRunLoopGetCurrent()) }
         }
         let observer = MainLoopObserver(order: order, once: true) {
