@@ -25,6 +25,7 @@ final class FrameClockPlanTests: XCTestCase {
             (0.5, false, .framesPerSecondOnly, .displayLinkFramesPerSecond(1)),
         ]
         for (rate, follows, display, expected) in cases {
+            XCTAssertEqual(expected.usesDisplayLink, display != .none, "\(expected): a display link where one exists")
             XCTAssertEqual(
                 FrameClockPlan.plan(framesPerSecond: rate, followsDisplay: follows, display: display), expected,
                 "\(rate) fps, follows display: \(follows), \(display)")

@@ -38,11 +38,11 @@ extension FrameClockPlan.Display {
 /// out (macOS without a screen) falls back to a timer at `framesPerSecond`.
 func makeFrameClock(plan: FrameClockPlan, framesPerSecond: Double, tick: @escaping () -> Void) -> any FrameClock {
     #if canImport(QuartzCore) && (os(iOS) || os(tvOS) || os(visionOS))
-    if plan != .timer(framesPerSecond: framesPerSecond) {
+    if plan.usesDisplayLink {
         return DisplayLinkClock(plan: plan, tick: tick)
     }
     #elseif canImport(QuartzCore) && canImport(AppKit) && os(macOS)
-    if #available(macOS 14, *), plan != .timer(framesPerSecond: framesPerSecond),
+    if #available(macOS 14, *), plan.usesDisplayLink,
         let clock = DisplayLinkClock(screenPlan: plan, tick: tick)
     {
         return clock

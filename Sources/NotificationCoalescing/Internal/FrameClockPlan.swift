@@ -11,6 +11,12 @@ package enum FrameClockPlan: Equatable, Sendable {
     /// Linux).
     case timer(framesPerSecond: Double)
 
+    /// Whether a display link carries it out (every plan but the timer).
+    package var usesDisplayLink: Bool {
+        if case .timer = self { return false }
+        return true
+    }
+
     /// What a platform offers for frame pacing.
     package enum Display: Equatable, Sendable {
         /// No display link: a timer stands in.
