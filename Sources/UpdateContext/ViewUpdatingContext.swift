@@ -99,13 +99,14 @@ public final class ViewUpdatingContext: Sendable {
         animated: Bool = false,
         scheduler: CoalescingScheduler = .mainRunLoop,
         refreshEvents: [Notification.Name] = ViewUpdatingContext.defaultRefreshEvents,
-        center: NotificationCenter = .default
+        center: NotificationCenter = .default,
+        file: StaticString = #fileID, line: UInt = #line
     ) {
         precondition(
             scheduler.isMainThreadScheduler,
             "ViewUpdatingContext needs a scheduler whose turns are the main thread's cycles "
                 + "(.mainRunLoop, .dispatchMain, a ManualScheduler, or one whose isMainThreadScheduler is true); "
-                + "got \(type(of: scheduler))")
+                + "got \(type(of: scheduler))", file: file, line: line)
         let storage = UpdateStorage.make(animated: animated, scheduler: scheduler)
         self.storage = storage
         self.refreshEvents = refreshEvents
@@ -176,15 +177,21 @@ public final class ViewUpdatingContext: Sendable {
     ///
     /// > Important: Main thread only. Called from inside an updater it does not recurse: the update is
     /// > done in a later cycle. While suspended, it is kept until ``resume()``.
-    public func update(animated: Bool? = nil) {
-        storage.update(animated)
+    /// >
+    /// > Called on another thread — a mistake — it stops a debug build at the caller's line; a release
+    /// > build writes a warning to standard error and makes the update in the next main-thread cycle
+    /// > instead (as a lifecycle refresh from another thread does).
+    public func update(animated: Bool? = nil, file: StaticString = #fileID, line: UInt = #line) {
+        storage.update(animated, file: file, line: line)
     }
 
     /// Delivers at once if an update is pending, like `layoutIfNeeded()`; otherwise does nothing.
     ///
-    /// Main thread only.
-    public func updateIfNeeded() {
-        storage.updateIfNeeded()
+    /// Main thread only. Called on another thread — a mistake — it stops a debug build at the caller's
+    /// line; a release build writes a warning to standard error and does nothing (what is pending is
+    /// delivered at the end of the main thread's cycle).
+    public func updateIfNeeded(file: StaticString = #fileID, line: UInt = #line) {
+        storage.updateIfNeeded(file: file, line: line)
     }
 
     /// Whether an update is pending (requested and not yet delivered).
@@ -196,15 +203,21 @@ public final class ViewUpdatingContext: Sendable {
 
     /// Stops deliveries, for a view that is off screen. Requests are kept; ``resume()`` delivers them once.
     ///
-    /// Calls nest: each `suspend()` needs one `resume()`. Main thread only.
-    public func suspend() {
-        storage.suspend()
+    /// Calls nest: each `suspend()` needs one `resume()`. Main thread only: called on another thread — a
+    /// mistake — it stops a debug build at the caller's line, and a release build warns on standard error
+    /// and ignores it.
+    public func suspend(file: StaticString = #fileID, line: UInt = #line) {
+        storage.suspend(file: file, line: line)
     }
 
     /// Ends one ``suspend()``; when the last one ends, delivers at once what was requested meanwhile
-    /// (once, with the flag the rules give). Main thread only; more resumes than suspends is an error.
-    public func resume() {
-        storage.resume()
+    /// (once, with the flag the rules give). Main thread only.
+    ///
+    /// A `resume()` with no `suspend()` to end, or one called on another thread, is a mistake: a debug
+    /// build stops at the caller's line; a release build warns on standard error and ignores the call
+    /// (the context stays as it was).
+    public func resume(file: StaticString = #fileID, line: UInt = #line) {
+        storage.resume(file: file, line: line)
     }
 
     /// Whether deliveries are suspended. Main thread only.

@@ -34,6 +34,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
     static let cancelledFlag = 2  // the context is gone
     private static let animatedFlag = 3  // the default `animated`
     private static let refreshFlag = 4  // joined a refresh hub (set once, before the context is shared)
+    private static let ownerFlag = 5  // a `ViewUpdating` object connected its `updateView(animated:)`
     private static let flagCount = 8
 
     static func make(animated: Bool, scheduler: CoalescingScheduler) -> UpdateStorage {
@@ -141,6 +142,11 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
         set { cvu_flag_store_relaxed(flags + Self.refreshFlag, newValue) }
     }
 
+    /// Marks the context as connected to its `ViewUpdating` owner; `false` when it already was. Any thread.
+    func markOwnerConnected() -> Bool {
+        !cvu_flag_exchange(flags + Self.ownerFlag, true)
+    }
+
     var inboxHasRequests: Bool { cvu_flag_load_acquire(flags + Self.inboxFlag) }
     /// Set once, under the lock, when the context goes; read anywhere (under the lock, or not).
     var isCancelled: Bool { cvu_flag_load_acquire(flags + Self.cancelledFlag) }
@@ -159,11 +165,19 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
         perform(machinePointer.pointee.setNeedsUpdate(flag))
     }
 
-    func update(_ flag: Bool?) {
-        requireMainThread(
-            "update(animated:)",
-            because: "it delivers synchronously, and updaters run only on the main thread. "
-                + "Call setNeedsUpdate(animated:) from other threads.")
+    /// `update(animated:)`. Off the main thread — a mistake — it reports (debug builds stop at the
+    /// caller's line) and becomes a forced update in the next main-thread cycle, as a lifecycle refresh
+    /// posted there does.
+    func update(_ flag: Bool?, file: StaticString, line: UInt) {
+        guard isOnSchedulerThread else {
+            Misuse.recoverable(
+                "ViewUpdatingContext.update(animated:) must be called on the main thread (the scheduler's "
+                    + "thread): it delivers synchronously. Call setNeedsUpdate(animated:) from other threads; "
+                    + "this call becomes an update in the next main-thread cycle.",
+                file: file, line: line)
+            post(.update(flag))
+            return
+        }
         drainInboxIfNeeded()
         perform(machinePointer.pointee.update(flag, defaultAnimated: animated))
     }
@@ -191,8 +205,14 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
         withExtendedLifetime(scheduler) { setNeedsUpdate(flag) }
     }
 
-    func updateIfNeeded() {
-        requireMainThread("updateIfNeeded()")
+    func updateIfNeeded(file: StaticString, line: UInt) {
+        guard isOnSchedulerThread else {
+            Misuse.recoverable(
+                "ViewUpdatingContext.updateIfNeeded() must be called on the main thread (the scheduler's "
+                    + "thread); ignored: what is pending is delivered at the end of the main thread's cycle.",
+                file: file, line: line)
+            return
+        }
         // On a pass scheduler, `updateIfNeeded()` is how the pass arrives (UIKit's `updateProperties()`):
         // it runs the pass, which ends the batch, so the next request asks for a pass of its own.
         if let pass = withScheduler({ $0 as? PassScheduler }), pass.hasRequestedTurn,
@@ -244,13 +264,31 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
         return machinePointer.pointee.rules.isSuspended
     }
 
-    func suspend() {
-        requireMainThread("suspend()")
+    func suspend(file: StaticString, line: UInt) {
+        guard isOnSchedulerThread else {
+            Misuse.recoverable(
+                "ViewUpdatingContext.suspend() must be called on the main thread (the scheduler's thread); ignored",
+                file: file, line: line)
+            return
+        }
         machinePointer.pointee.suspend()
     }
 
-    func resume() {
-        requireMainThread("resume()")
+    /// `resume()`. Off the main thread, or with no `suspend()` to end — mistakes — it reports (debug
+    /// builds stop at the caller's line) and is ignored.
+    func resume(file: StaticString, line: UInt) {
+        guard isOnSchedulerThread else {
+            Misuse.recoverable(
+                "ViewUpdatingContext.resume() must be called on the main thread (the scheduler's thread); ignored",
+                file: file, line: line)
+            return
+        }
+        guard machinePointer.pointee.rules.isSuspended else {
+            Misuse.recoverable(
+                "ViewUpdatingContext.resume() called more times than suspend(); the extra call is ignored",
+                file: file, line: line)
+            return
+        }
         drainInboxIfNeeded()
         perform(machinePointer.pointee.resume(defaultAnimated: animated))
     }

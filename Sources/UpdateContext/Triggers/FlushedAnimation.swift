@@ -43,11 +43,14 @@ extension ViewUpdatingContext {
     ///
     /// > Important: Main thread only (a precondition says so).
     public func animateWithFlushedUpdates(
-        using animate: (_ animations: @escaping () -> Void) -> Void, _ changes: @escaping () -> Void
+        using animate: (_ animations: @escaping () -> Void) -> Void,
+        file: StaticString = #fileID, line: UInt = #line,
+        _ changes: @escaping () -> Void
     ) {
         precondition(
             storage.isOnSchedulerThread,
-            "ViewUpdatingContext.animateWithFlushedUpdates(using:_:) must be called on the main thread")
+            "ViewUpdatingContext.animateWithFlushedUpdates(using:_:) must be called on the main thread",
+            file: file, line: line)
         updateIfNeeded()
         let ran = RanFlag()
         // What step 1 could not deliver (suspended, or inside an updater) is still pending: then only what
@@ -64,7 +67,8 @@ extension ViewUpdatingContext {
         }
         precondition(
             ran.value,
-            "animateWithFlushedUpdates(using:_:): `animate` must call its animations block before it returns")
+            "animateWithFlushedUpdates(using:_:): `animate` must call its animations block before it returns",
+            file: file, line: line)
         updateIfNeeded()
     }
 }

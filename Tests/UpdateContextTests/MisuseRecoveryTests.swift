@@ -1,0 +1,144 @@
+import Foundation
+import NotificationCoalescing
+import UpdateContext
+import XCTest
+
+/// Recoverable misuse: each is reported once, naming the caller's line, and the documented recovery
+/// happens. The test observer makes a debug build take the path a release build takes (no trap).
+final class MisuseRecoveryTests: XCTestCase {
+    private var scheduler: ManualScheduler!
+    private var context: ViewUpdatingContext!
+    private var flags: [Bool] = []
+    private let reports = NotificationCoalescing.Locked<[Misuse.Report]>([])
+
+    override func setUp() {
+        scheduler = ManualScheduler()
+        context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+        flags = []
+        context.onUpdate { [unowned self] in flags.append($0) }
+        let reports = reports
+        Misuse.testObserver = { report in reports.withLock { $0.append(report) } }
+    }
+
+    override func tearDown() {
+        Misuse.testObserver = nil
+    }
+
+    /// Runs `body` on a thread of its own and waits for it (`DispatchQueue.sync` would run it here).
+    private func onAnotherThread(_ body: @escaping @Sendable () -> Void) {
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            body()
+            done.signal()
+        }.start()
+        done.wait()
+    }
+
+    private var reported: [Misuse.Report] { reports.withLock { $0 } }
+
+    private func assertOneReport(
+        mentioning text: String, atLine line: UInt, file: StaticString = #filePath, testLine: UInt = #line
+    ) {
+        let reports = reported
+        XCTAssertEqual(reports.count, 1, "\(reports)", file: file, line: testLine)
+        guard let report = reports.first else { return }
+        XCTAssertTrue(report.message.contains(text), report.message, file: file, line: testLine)
+        XCTAssertEqual(report.file, "UpdateContextTests/MisuseRecoveryTests.swift", file: file, line: testLine)
+        XCTAssertEqual(report.line, line, "the report names the caller's line", file: file, line: testLine)
+    }
+
+    func testAnExtraResumeIsIgnored() {
+        context.suspend()
+        context.setNeedsUpdate()
+        context.resume()
+        XCTAssertEqual(flags, [false])
+        let line: UInt = #line + 1
+        context.resume()
+        assertOneReport(mentioning: "resume() called more times than suspend()", atLine: line)
+        XCTAssertFalse(context.isSuspended)
+        // Still balanced afterwards: one suspend needs one resume.
+        context.suspend()
+        context.setNeedsUpdate(animated: true)
+        scheduler.turn()
+        XCTAssertEqual(flags, [false], "suspended: nothing delivered")
+        context.resume()
+        XCTAssertEqual(flags, [false, true])
+    }
+
+    func testUpdateOffTheMainThreadBecomesAnUpdateInTheNextCycle() {
+        let context = context!
+        let line: UInt = #line + 1
+        onAnotherThread { context.update(animated: true) }
+        assertOneReport(mentioning: "update(animated:) must be called on the main thread", atLine: line)
+        XCTAssertEqual(flags, [], "not delivered on the wrong thread")
+        XCTAssertTrue(context.isUpdatePending)
+        scheduler.turn()
+        XCTAssertEqual(flags, [true], "delivered once, in the next main-thread cycle, with its flag")
+        scheduler.turn()
+        XCTAssertEqual(flags, [true])
+    }
+
+    func testUpdateIfNeededOffTheMainThreadIsIgnored() {
+        let context = context!
+        context.setNeedsUpdate()
+        let line: UInt = #line + 1
+        onAnotherThread { context.updateIfNeeded() }
+        assertOneReport(mentioning: "updateIfNeeded() must be called on the main thread", atLine: line)
+        XCTAssertEqual(flags, [])
+        scheduler.turn()
+        XCTAssertEqual(flags, [false], "what was pending is delivered at the end of the cycle")
+    }
+
+    func testSuspendAndResumeOffTheMainThreadAreIgnored() {
+        let context = context!
+        let line: UInt = #line + 1
+        onAnotherThread { context.suspend() }
+        assertOneReport(mentioning: "suspend() must be called on the main thread", atLine: line)
+        XCTAssertFalse(context.isSuspended)
+        context.setNeedsUpdate()
+        scheduler.turn()
+        XCTAssertEqual(flags, [false])
+        context.suspend()
+        onAnotherThread { context.resume() }
+        XCTAssertEqual(reported.count, 2)
+        XCTAssertTrue(context.isSuspended, "a resume on the wrong thread ends nothing")
+        context.resume()
+        XCTAssertFalse(context.isSuspended)
+    }
+
+    func testStartUpdatingViewOffTheMainThreadConnectsAndRendersInTheNextCycle() {
+        final class Plain: ViewUpdating, @unchecked Sendable {
+            // @unchecked Sendable: the test hands it to one background call and reads it after `sync`.
+            let updateContext: ViewUpdatingContext
+            var renders = 0
+            init(_ scheduler: ManualScheduler) {
+                updateContext = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+            }
+            func updateView(animated: Bool) { renders += 1 }
+        }
+        let object = Plain(scheduler)
+        let line: UInt = #line + 1
+        onAnotherThread { object.startUpdatingView() }
+        assertOneReport(mentioning: "update(animated:) must be called on the main thread", atLine: line)
+        XCTAssertEqual(object.renders, 0)
+        scheduler.turn()
+        XCTAssertEqual(object.renders, 1)
+        XCTAssertEqual(object.updateContext.updaterCount, 1)
+    }
+
+    /// Misuse is reported every time it happens, from any thread, and a report never changes what the
+    /// context delivers (many threads, many extra resumes).
+    func testReportsFromManyThreadsAreAllDeliveredToTheObserver() {
+        let context = context!
+        let group = DispatchGroup()
+        for _ in 0..<200 { DispatchQueue.global().async(group: group) { context.updateIfNeeded() } }
+        group.wait()
+        XCTAssertEqual(reported.count, 200)
+        for _ in 0..<100 { context.resume() }
+        XCTAssertEqual(reported.count, 300)
+        XCTAssertFalse(context.isSuspended)
+        context.setNeedsUpdate()
+        scheduler.turn()
+        XCTAssertEqual(flags, [false])
+    }
+}
