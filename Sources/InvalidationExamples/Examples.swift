@@ -15,6 +15,8 @@ struct Recount: ViewUpdatingInvalidation {
 /// Platform-neutral: a model object whose property asks its view for a coalesced update.
 final class Counter: ViewUpdating {
     let updateContext = ViewUpdatingContext()
+    /// Renders through `updateContext.onUpdate` closures (or nothing: a model whose view renders).
+    func updateView(animated: Bool) {}
     @ViewInvalidating(.update, Recount()) var value = 0
     @ViewInvalidating(.update(animated: true)) var total = 0
 }
@@ -37,6 +39,8 @@ extension ViewInvalidation where Self == Focus {
 /// A UIKit view with every built-in invalidation, alone and together (up to ten, as Apple's wrapper).
 final class BadgeView: UIView, ViewUpdating {
     let updateContext = ViewUpdatingContext()
+    /// Renders through `updateContext.onUpdate` closures (or nothing: a model whose view renders).
+    func updateView(animated: Bool) {}
 
     @ViewInvalidating(.display) var fill = UIColor.red
     @ViewInvalidating(.layout) var spacing: CGFloat = 4
@@ -71,6 +75,8 @@ final class CallbackView: UIView, ViewInvalidationObserving {
 /// UIKit 26's `.flushUpdates`, from iOS 13: earlier changes render outside the animation.
 final class ExpandingView: UIView, ViewUpdating {
     let updateContext = ViewUpdatingContext()
+    /// Renders through `updateContext.onUpdate` closures (or nothing: a model whose view renders).
+    func updateView(animated: Bool) {}
     @ViewInvalidating(.layout, .update) var isExpanded = false
 
     func toggle() {
@@ -90,9 +96,11 @@ final class PassBoundView: UIView, ViewUpdating {
 
     override init(frame: CGRect) {
         super.init(frame: frame)
-        updateContext.onUpdate { [weak self] _ in self?.label.text = self?.title }
         updateContext.deliverInUpdateProperties(of: self)
+        startUpdatingView()
     }
+
+    func updateView(animated: Bool) { label.text = title }
 
     @available(*, unavailable)
     required init?(coder: NSCoder) { fatalError("not used") }
@@ -156,6 +164,8 @@ extension ViewInvalidation where Self == Focus {
 /// An AppKit view with every built-in invalidation, alone and together.
 final class BadgeView: NSView, ViewUpdating {
     let updateContext = ViewUpdatingContext()
+    /// Renders through `updateContext.onUpdate` closures (or nothing: a model whose view renders).
+    func updateView(animated: Bool) {}
 
     @ViewInvalidating(.display) var fill = NSColor.red
     @ViewInvalidating(.layout) var spacing: CGFloat = 4
@@ -173,6 +183,8 @@ final class BadgeView: NSView, ViewUpdating {
 /// UIKit 26's `.flushUpdates` with AppKit's animation context.
 final class ExpandingView: NSView, ViewUpdating {
     let updateContext = ViewUpdatingContext()
+    /// Renders through `updateContext.onUpdate` closures (or nothing: a model whose view renders).
+    func updateView(animated: Bool) {}
     @ViewInvalidating(.layout, .update) var isExpanded = false
 
     func toggle() {

@@ -26,6 +26,8 @@ private let invalidationScheduler = ManualScheduler()
 
 final class Badge: ViewUpdating {
     let updateContext = ViewUpdatingContext(scheduler: invalidationScheduler, refreshEvents: [])
+    /// Renders through `updateContext.onUpdate` closures (or nothing: a model whose view renders).
+    func updateView(animated: Bool) {}
     let log = InvalidationLog()
 
     @ViewInvalidating(.update) var title = ""
@@ -37,6 +39,8 @@ final class Badge: ViewUpdating {
 /// Ten invalidations in one attribute (Apple's limit): each runs once per change, in the order written.
 final class Crowded: ViewUpdating {
     let updateContext = ViewUpdatingContext(scheduler: invalidationScheduler, refreshEvents: [])
+    /// Renders through `updateContext.onUpdate` closures (or nothing: a model whose view renders).
+    func updateView(animated: Bool) {}
 
     @ViewInvalidating(
         Record(name: "1", log: sharedLog), Record(name: "2", log: sharedLog), Record(name: "3", log: sharedLog),

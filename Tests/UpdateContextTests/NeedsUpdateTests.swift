@@ -5,6 +5,8 @@ import XCTest
 
 private final class Profile: ViewUpdating {
     let updateContext: ViewUpdatingContext
+    /// Renders through `updateContext.onUpdate` closures (or nothing: a model whose view renders).
+    func updateView(animated: Bool) {}
     @NeedsUpdate var title = ""
     @NeedsUpdate(animated: true) var progress = 0.0
     @NeedsUpdate(animated: false) var badge = 0
@@ -24,6 +26,8 @@ struct NotEquatable {
 @MainActor
 private final class ProfileViewController: ViewUpdating {
     let updateContext: ViewUpdatingContext
+    /// Renders through `updateContext.onUpdate` closures (or nothing: a model whose view renders).
+    func updateView(animated: Bool) {}
     @NeedsUpdate var name = ""
     var rendered: [String] = []
 

@@ -1,19 +1,95 @@
-/// A class whose view is updated through a ``ViewUpdatingContext``: what ``NeedsUpdate`` needs to
-/// find the context.
+/// A class whose view the library keeps up to date: the one obvious way to use this package.
+///
+/// Shaped like UIKit's `setNeedsLayout()` / `layoutSubviews()`: state changes *request* an update, and
+/// the library calls your one override point, ``updateView(animated:)``, once at the end of the run-loop
+/// cycle, however many requests the cycle made.
 ///
 /// ```swift
 /// final class ProfileViewController: UIViewController, ViewUpdating {
 ///     let updateContext = ViewUpdatingContext()
-///     @NeedsUpdate var name = ""
-///     @NeedsUpdate(animated: true) var color = UIColor.black
+///     @NeedsUpdate var name = ""                               // changes request an update
+///     @NeedsUpdate(animated: true) var color = UIColor.black   // animated ones
+///     private let nameLabel = UILabel()
+///
+///     override func viewDidLoad() {
+///         super.viewDidLoad()
+///         view.addSubview(nameLabel)
+///         startUpdatingView()          // renders now, then once per cycle with changes
+///     }
+///
+///     func updateView(animated: Bool) {
+///         nameLabel.text = name
+///         UIView.animate(withDuration: animated ? 0.3 : 0) { self.view.backgroundColor = self.color }
+///     }
 /// }
 /// ```
 ///
+/// ``startUpdatingView()`` registers ``updateView(animated:)`` with the context, weakly (no `lazy var`,
+/// no `[weak self]`: the context never keeps the object alive), and renders once at once, not animated.
+/// Then every ``NeedsUpdate`` property and every ``setNeedsUpdate(animated:)`` feeds the context, and the
+/// rules of ``ViewUpdatingContext/setNeedsUpdate(animated:)`` decide the flag. Requests made before
+/// `startUpdatingView()` — property values set in `init` — are shown by its first render.
+///
 /// Main-actor classes, such as view controllers, conform with a `let` (a `ViewUpdatingContext` is
-/// `Sendable`, so the property is usable from any isolation).
+/// `Sendable`, so the property is usable from any isolation), and implement ``updateView(animated:)`` as an
+/// ordinary main-actor method.
 public protocol ViewUpdating: AnyObject {
-    /// The context that ``NeedsUpdate`` properties request updates on.
+    /// The context that ``NeedsUpdate`` properties and ``setNeedsUpdate(animated:)`` request updates on.
     var updateContext: ViewUpdatingContext { get }
+
+    /// Brings the view up to date with the object's state: the library calls it on the main thread, once
+    /// per cycle with requests, after ``startUpdatingView()``. Don't call it yourself; call
+    /// ``setNeedsUpdate(animated:)`` (or ``updateViewIfNeeded()`` to render pending changes now).
+    ///
+    /// - Parameter animated: Whether to animate the changes, as the context's rules decide.
+    @MainActor func updateView(animated: Bool)
+}
+
+extension ViewUpdating {
+    /// The implementation of types written before ``updateView(animated:)`` existed, which render from
+    /// `updateContext.onUpdate` closures instead: it renders nothing.
+    @available(
+        *, deprecated,
+        message:
+            "ViewUpdating now renders through updateView(animated:): implement it and call startUpdatingView() (an empty updateView(animated:) keeps onUpdate closures working as before)"
+    )
+    public func updateView(animated: Bool) {}
+
+    /// Connects ``updateView(animated:)`` to ``updateContext``, and renders once at once, not animated.
+    ///
+    /// Call it once the views exist (`viewDidLoad`, `awakeFromNib`, the end of a view's `init`). The
+    /// registration is weak: the context, which the object owns, never keeps the object alive, and a
+    /// released object is never called. A second call does nothing: one object renders once per delivery.
+    /// To stop, call `updateContext.removeUpdaters()`.
+    ///
+    /// > Important: Main thread only, like ``ViewUpdatingContext/update(animated:)``; so is the manual
+    /// > scheduler a test gives the context (it calls a main-actor method). Called on another thread — a
+    /// > mistake — a debug build stops at the caller's line; a release build warns on standard error,
+    /// > connects, and renders in the next main-thread cycle instead.
+    public func startUpdatingView(file: StaticString = #fileID, line: UInt = #line) {
+        let context = updateContext
+        guard context.storage.markOwnerConnected() else { return }
+        context.onUpdate { [weak self] animated in
+            // nonisolated(unsafe): updaters run on the main thread, and `assumeIsolated` runs its body in
+            // place there, so the object never crosses a thread; the compiler cannot see that.
+            guard let self else { return }
+            nonisolated(unsafe) let owner = self
+            MainActor.assumeIsolated { owner.updateView(animated: animated) }
+        }
+        context.update(animated: false, file: file, line: line)
+    }
+
+    /// Asks for one call of ``updateView(animated:)`` at the end of this cycle: the context's
+    /// ``ViewUpdatingContext/setNeedsUpdate(animated:)``, with the same rules. Any thread.
+    public func setNeedsUpdate(animated: Bool? = nil) {
+        updateContext.setNeedsUpdate(animated: animated)
+    }
+
+    /// Calls ``updateView(animated:)`` at once if an update is pending, like `layoutIfNeeded()`: the
+    /// context's ``ViewUpdatingContext/updateIfNeeded()``. Main thread only.
+    public func updateViewIfNeeded(file: StaticString = #fileID, line: UInt = #line) {
+        updateContext.updateIfNeeded(file: file, line: line)
+    }
 }
 
 /// A property that requests an update of its class's ``ViewUpdating/updateContext`` when it changes.

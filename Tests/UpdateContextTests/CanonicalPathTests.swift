@@ -1,0 +1,139 @@
+import Foundation
+import NotificationCoalescing
+import UpdateContext
+import XCTest
+
+/// The canonical path: a `ViewUpdating` controller with `@NeedsUpdate` properties and one
+/// `updateView(animated:)`, connected by `startUpdatingView()`.
+@MainActor
+private final class ArticleController: ViewUpdating {
+    let updateContext: ViewUpdatingContext
+    @NeedsUpdate var title = ""
+    @NeedsUpdate(animated: true) var isStarred = false
+    /// What each `updateView(animated:)` saw: the title, and `a`/`n` for the flag.
+    var renders: [String] = []
+
+    init(scheduler: ManualScheduler, animatesByDefault: Bool = false) {
+        updateContext = ViewUpdatingContext(animated: animatesByDefault, scheduler: scheduler, refreshEvents: [])
+    }
+
+    func updateView(animated: Bool) {
+        renders.append("\(title)\(isStarred ? "*" : ""):\(animated ? "a" : "n")")
+    }
+}
+
+final class CanonicalPathTests: XCTestCase {
+    private var scheduler: ManualScheduler!
+
+    override func setUp() {
+        scheduler = ManualScheduler()
+    }
+
+    func testStartRendersOnceAtOnceNotAnimatedShowingWhatInitSet() throws {
+        let scheduler = scheduler!
+        try MainActor.assumeIsolated {
+            let controller = ArticleController(scheduler: scheduler, animatesByDefault: true)
+            controller.title = "Draft"  // before the view exists: a request nobody receives yet
+            controller.isStarred = true
+            XCTAssertEqual(controller.renders, [])
+            controller.startUpdatingView()
+            XCTAssertEqual(controller.renders, ["Draft*:n"], "the first render is immediate and not animated")
+            scheduler.turn()  // the first render absorbed what init requested
+            XCTAssertEqual(controller.renders, ["Draft*:n"])
+            try scheduler.expectIdle()
+        }
+    }
+
+    func testChangesInOneCycleCallUpdateViewOnceWithTheRulesFlag() {
+        let scheduler = scheduler!
+        MainActor.assumeIsolated {
+            let controller = ArticleController(scheduler: scheduler)
+            controller.startUpdatingView()
+            for i in 0..<50 { controller.title = "t\(i)" }
+            scheduler.turn()
+            XCTAssertEqual(controller.renders, [":n", "t49:n"])
+            controller.isStarred = true  // @NeedsUpdate(animated: true)
+            controller.title = "x"
+            scheduler.turn()
+            XCTAssertEqual(controller.renders.last, "x*:a")
+            XCTAssertEqual(controller.renders.count, 3)
+            scheduler.turn()
+            XCTAssertEqual(controller.renders.count, 3, "no request, no call")
+        }
+    }
+
+    func testSetNeedsUpdateAndUpdateViewIfNeededOnTheObject() {
+        let scheduler = scheduler!
+        MainActor.assumeIsolated {
+            let controller = ArticleController(scheduler: scheduler)
+            controller.startUpdatingView()
+            controller.setNeedsUpdate(animated: true)
+            controller.setNeedsUpdate()
+            XCTAssertEqual(controller.renders.count, 1)
+            controller.updateViewIfNeeded()
+            XCTAssertEqual(controller.renders, [":n", ":a"])
+            controller.updateViewIfNeeded()
+            scheduler.turn()
+            XCTAssertEqual(controller.renders.count, 2, "updateViewIfNeeded with nothing pending renders nothing")
+        }
+    }
+
+    func testASecondStartDoesNotRegisterTwice() {
+        let scheduler = scheduler!
+        MainActor.assumeIsolated {
+            let controller = ArticleController(scheduler: scheduler)
+            controller.startUpdatingView()
+            controller.startUpdatingView()
+            XCTAssertEqual(controller.updateContext.updaterCount, 1)
+            XCTAssertEqual(controller.renders.count, 1)
+            controller.title = "a"
+            scheduler.turn()
+            XCTAssertEqual(controller.renders, [":n", "a:n"])
+        }
+    }
+
+    /// The registration is weak: the context (kept alive from outside here) never keeps the object, and a
+    /// released object is never called.
+    func testTheContextDoesNotKeepTheObjectAlive() {
+        let scheduler = scheduler!
+        MainActor.assumeIsolated {
+            var controller: ArticleController? = ArticleController(scheduler: scheduler)
+            let context = controller!.updateContext
+            weak let weakController = controller
+            controller!.startUpdatingView()
+            controller!.title = "pending"
+            controller = nil
+            XCTAssertNil(weakController, "startUpdatingView must not make the context retain its owner")
+            context.setNeedsUpdate()
+            scheduler.turn()  // delivers to the weak registration of a released object: nothing happens
+            XCTAssertEqual(context.updaterCount, 1)
+        }
+    }
+
+    func testStopByRemovingTheUpdaters() {
+        let scheduler = scheduler!
+        MainActor.assumeIsolated {
+            let controller = ArticleController(scheduler: scheduler)
+            controller.startUpdatingView()
+            controller.updateContext.removeUpdaters()
+            controller.title = "gone"
+            scheduler.turn()
+            XCTAssertEqual(controller.renders, [":n"])
+        }
+    }
+
+    /// A million requests over a thousand cycles: one call per cycle, the last one at the end.
+    func testAMillionRequestsCallOncePerCycle() {
+        let scheduler = scheduler!
+        MainActor.assumeIsolated {
+            let controller = ArticleController(scheduler: scheduler)
+            controller.startUpdatingView()
+            for cycle in 0..<1_000 {
+                for i in 0..<1_000 { controller.title = "\(cycle).\(i)" }
+                scheduler.turn()
+            }
+            XCTAssertEqual(controller.renders.count, 1_001)
+            XCTAssertEqual(controller.renders.last, "999.999:n")
+        }
+    }
+}
