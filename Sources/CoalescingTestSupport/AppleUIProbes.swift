@@ -32,7 +32,7 @@ package func playPublisherTrigger(values: Int, fromAnotherThread: Bool) -> Publi
     var flags: [Bool] = []
     context!.onUpdate { flags.append($0) }
     let subject = PassthroughSubject<Int, Never>()
-    let subscription = context!.setNeedsUpdate(on: subject, animated: true)
+    let subscription = context!.requestUpdates(from: subject, animated: true)
     if fromAnotherThread {
         let shared = ThreadSafe(subject)
         onAnotherThread { for value in 0..<values { shared.value.send(value) } }
@@ -48,13 +48,14 @@ package func playPublisherTrigger(values: Int, fromAnotherThread: Bool) -> Publi
     let running = context!.runningSubscriptions
 
     let finished = PassthroughSubject<Int, Never>()
-    context!.setNeedsUpdate(on: finished)
+    let finishing = context!.requestUpdates(from: finished)
     finished.send(completion: .finished)
     let runningAfterCompletion = context!.runningSubscriptions
+    withExtendedLifetime(finishing) {}
 
     var upstreamCancelled = false
     let upstream = PassthroughSubject<Int, Never>().handleEvents(receiveCancel: { upstreamCancelled = true })
-    let held = context!.setNeedsUpdate(on: upstream)
+    let held = context!.requestUpdates(from: upstream)
     context = nil
     return PublisherTriggerResult(
         deliveriesAfterValues: afterValues, flags: flags, deliveriesAfterCancel: afterCancel,

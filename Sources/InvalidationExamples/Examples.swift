@@ -90,7 +90,7 @@ final class ExpandingView: UIView, ViewUpdating {
 
 /// A view whose context delivers inside UIKit 26's `updateProperties()` pass (the run loop below 26).
 final class PassBoundView: UIView, ViewUpdating {
-    let updateContext = ViewUpdatingContext.forUpdatePropertiesPass()
+    let updateContext = ViewUpdatingContext.makeForUpdatePropertiesPass()
     private let label = UILabel()
     var title = "" { didSet { updateContext.setNeedsUpdate() } }
 
@@ -116,7 +116,7 @@ final class PassBoundView: UIView, ViewUpdating {
 
 /// A view controller bound the same way.
 final class PassBoundViewController: UIViewController {
-    let context = ViewUpdatingContext.forUpdatePropertiesPass()
+    let context = ViewUpdatingContext.makeForUpdatePropertiesPass()
 
     override func viewDidLoad() {
         super.viewDidLoad()

@@ -124,8 +124,8 @@ final class TitleViewController: UIViewController {
         self.model = model
         super.init(nibName: nil, bundle: nil)
         context.onUpdate { [weak self] animated in self?.render(animated: animated) }
-        context.setNeedsUpdate(on: model.$title.dropFirst()).store(in: &subscriptions)
-        context.setNeedsUpdate(on: model.$subtitle.dropFirst(), animated: true).store(in: &subscriptions)
+        context.requestUpdates(from: model.$title.dropFirst()).store(in: &subscriptions)
+        context.requestUpdates(from: model.$subtitle.dropFirst(), animated: true).store(in: &subscriptions)
         context.deliveries.sink { [weak self] _ in self?.deliveryCount += 1 }.store(in: &subscriptions)
     }
 
@@ -161,8 +161,8 @@ final class TitleViewController: NSViewController {
         self.model = model
         super.init(nibName: nil, bundle: nil)
         context.onUpdate { [weak self] animated in self?.render(animated: animated) }
-        context.setNeedsUpdate(on: model.$title.dropFirst()).store(in: &subscriptions)
-        context.setNeedsUpdate(on: model.$subtitle.dropFirst(), animated: true).store(in: &subscriptions)
+        context.requestUpdates(from: model.$title.dropFirst()).store(in: &subscriptions)
+        context.requestUpdates(from: model.$subtitle.dropFirst(), animated: true).store(in: &subscriptions)
         context.deliveries.sink { [weak self] _ in self?.deliveryCount += 1 }.store(in: &subscriptions)
     }
 

@@ -15,10 +15,10 @@ import NotificationCoalescing
 ///     print(state.name)
 ///     if state.isLoading != oldState?.isLoading { print("spinner:", state.isLoading) }
 /// }
-/// view.update { $0.name = "Ada"; $0.isLoading = false }
+/// view.modify { $0.name = "Ada"; $0.isLoading = false }
 /// ```
 ///
-/// > Important: `state` and ``update(animated:_:)`` may be used from any thread (the state is behind a
+/// > Important: `state` and ``modify(animated:_:)`` may be used from any thread (the state is behind a
 /// > lock, and no user code runs under it: not the body, not `==`); renderers run on the main thread,
 /// > one delivery at a time, through ``context``, whose rules (the animated flag, `update()`,
 /// > suspension, lifecycle refresh, removal) apply unchanged.
@@ -31,7 +31,7 @@ public final class StateUpdatingContext<State: Equatable> {
         var state: State
         /// Bumped by every committed change: a body that ran on an older state runs again.
         var version: UInt64 = 0
-        /// Threads running an ``update(animated:_:)`` body now (to stop a nested call with a message).
+        /// Threads running an ``modify(animated:_:)`` body now (to stop a nested call with a message).
         var bodyThreads: [ThreadIdentity] = []
         /// Whether a change asked not to animate has been committed and not rendered yet.
         var nonAnimatedPending = false
@@ -63,11 +63,17 @@ public final class StateUpdatingContext<State: Equatable> {
 
     /// The current state. Setting a different value requests a render (an equal one requests nothing).
     ///
-    /// Any thread, including from inside an ``update(animated:_:)`` body (it reads the state before the
+    /// Any thread, including from inside an ``modify(animated:_:)`` body (it reads the state before the
     /// body's change).
     public var state: State {
         get { storage.withLock { $0.state } }
-        set { update { $0 = newValue } }
+        set { modify { $0 = newValue } }
+    }
+
+    /// The old name of ``modify(animated:_:)``.
+    @available(*, deprecated, renamed: "modify(animated:_:)")
+    public func update(animated: Bool? = nil, _ body: (inout State) -> Void) {
+        modify(animated: animated, body)
     }
 
     /// Changes the state; requests one render if the result differs from the state before.
@@ -77,16 +83,18 @@ public final class StateUpdatingContext<State: Equatable> {
     ///
     /// - Parameters:
     ///   - animated: The flag of the request (`nil` leaves it to the context's rules).
-    ///   - body: The change. It may read ``state``; calling ``update(animated:_:)`` (or setting
+    ///   - body: The change. It may read ``state``; calling ``modify(animated:_:)`` (or setting
     ///     ``state``) from inside it is a programming error, stopped by a precondition that names it.
-    public func update(animated: Bool? = nil, _ body: (inout State) -> Void) {
+    ///
+    /// Named `modify`, not `update`: on a ``ViewUpdatingContext`` `update()` renders now; this changes state.
+    public func modify(animated: Bool? = nil, _ body: (inout State) -> Void) {
         let me = ThreadIdentity.current
         while true {
             let (before, version) = storage.withLock { stored -> (State, UInt64) in
                 let nested = stored.bodyThreads.contains { $0.isCurrent }
                 precondition(
                     !nested,
-                    "StateUpdatingContext.update(_:) called from inside its own body (or `state` set there); "
+                    "StateUpdatingContext.modify(_:) called from inside its own body (or `state` set there); "
                         + "change the state through the body's inout parameter")
                 stored.bodyThreads.append(me)
                 return (stored.state, stored.version)

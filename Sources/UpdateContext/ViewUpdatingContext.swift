@@ -29,12 +29,12 @@ import NotificationCoalescing
 ///
 /// ## The animated flag
 /// Every delivery passes one flag to every updater: the explicit flag of the pending requests, or
-/// ``animated`` when none gave one. An explicit `false` protects itself: a later `true` in the same
+/// ``animatesByDefault`` when none gave one. An explicit `false` protects itself: a later `true` in the same
 /// cycle first delivers the non-animated changes at once, then animates the rest at the end.
 ///
 /// | requests in one cycle | deliveries |
 /// | --- | --- |
-/// | `setNeedsUpdate()` × n | one, at the end, with ``animated`` |
+/// | `setNeedsUpdate()` × n | one, at the end, with ``animatesByDefault`` |
 /// | `setNeedsUpdate(animated: true)` | one, at the end, animated |
 /// | `(animated: false)` then `(animated: true)` | one not animated at once, one animated at the end |
 /// | `(animated: true)` then `(animated: false)` | one, at the end, not animated |
@@ -62,16 +62,24 @@ public final class ViewUpdatingContext: Sendable {
     private let refreshEvents: [Notification.Name]
     private let refreshCenter: NotificationCenter
 
-    /// The flag a delivery uses when no request gave an explicit one. Any thread.
-    public var animated: Bool {
+    /// Whether deliveries animate when no request said: the flag a delivery uses when no request gave an
+    /// explicit one (the `animated` argument of the initialisers). Any thread.
+    public var animatesByDefault: Bool {
         get { storage.animated }
         set { storage.animated = newValue }
+    }
+
+    /// The old name of ``animatesByDefault``.
+    @available(*, deprecated, renamed: "animatesByDefault")
+    public var animated: Bool {
+        get { animatesByDefault }
+        set { animatesByDefault = newValue }
     }
 
     /// Creates a context delivering at the end of each main run-loop cycle, refreshing on the default
     /// lifecycle events: the seed's initialiser.
     ///
-    /// - Parameter animated: The default flag (``animated``).
+    /// - Parameter animated: The default flag (``animatesByDefault``).
     public convenience init(animated: Bool = false) {
         self.init(animated: animated, scheduler: .mainRunLoop)
     }
@@ -84,7 +92,7 @@ public final class ViewUpdatingContext: Sendable {
     /// ```
     ///
     /// - Parameters:
-    ///   - animated: The default flag (``animated``).
+    ///   - animated: The default flag (``animatesByDefault``).
     ///   - scheduler: When a cycle ends: `.mainRunLoop` (the default, for apps and XCTest),
     ///     `.dispatchMain` for programs whose main thread runs `dispatchMain()` or an `async` main, a
     ///     `ManualScheduler` that a test turns by hand (it then stands in for the main thread: updaters
@@ -160,7 +168,7 @@ public final class ViewUpdatingContext: Sendable {
 
     /// Asks for one update at the end of this cycle; any number of requests produce one delivery.
     ///
-    /// - Parameter animated: `nil` leaves the flag to other requests (or ``animated``). `false` makes the
+    /// - Parameter animated: `nil` leaves the flag to other requests (or ``animatesByDefault``). `false` makes the
     ///   delivery non-animated. `true` makes it animated, but first delivers at once, not animated, if a
     ///   `false` is pending, so that changes requested as non-animated never animate.
     ///
@@ -173,7 +181,7 @@ public final class ViewUpdatingContext: Sendable {
     /// Delivers at once (synchronously) and cancels the update scheduled for the end of the cycle.
     ///
     /// - Parameter animated: When given, the flag of this delivery; otherwise the pending flag, or
-    ///   ``animated``.
+    ///   ``animatesByDefault``.
     ///
     /// > Important: Main thread only. Called from inside an updater it does not recurse: the update is
     /// > done in a later cycle. While suspended, it is kept until ``resume()``.

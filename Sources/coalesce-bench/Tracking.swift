@@ -32,7 +32,7 @@ extension Bench {
         let model = ObservedModel()
         let trackedContext = ViewUpdatingContext(animated: false, scheduler: .mainRunLoop, refreshEvents: [])
         let trackedDeliveries = MainCounter()
-        trackedContext.onUpdate(tracking: true) { _ in
+        trackedContext.onTrackedUpdate { _ in
             blackHole(model.value)
             trackedDeliveries.value += 1
         }

@@ -33,12 +33,12 @@ final class FrameClockPlanTests: XCTestCase {
     }
 
     func testOnThisSystemTheSchedulersPlansAreTheTimerAndMainFollowsTheDisplay() {
-        XCTAssertTrue(FramePacedScheduler.main.followsDisplay)
+        XCTAssertTrue(FramePacedScheduler.framePaced.followsDisplay)
         XCTAssertFalse(FramePacedScheduler(framesPerSecond: 30).followsDisplay)
         #if os(Linux)
         XCTAssertEqual(FrameClockPlan.Display.current, .none)
         XCTAssertEqual(FramePacedScheduler(framesPerSecond: 30).plan, .timer(framesPerSecond: 30))
-        XCTAssertEqual(FramePacedScheduler.main.plan, .timer(framesPerSecond: 60))
+        XCTAssertEqual(FramePacedScheduler.framePaced.plan, .timer(framesPerSecond: 60))
         #endif
     }
 

@@ -390,7 +390,7 @@ final class NotificationCoalescingRunLoopTests: XCTestCase {
 
     func testDefaultSchedulerIsTheCreatingThreadsRunLoop() {
         let context = NotificationCoalescingContext()
-        XCTAssertTrue(context.scheduler === RunLoopScheduler.main)
+        XCTAssertTrue(context.scheduler === RunLoopScheduler.mainRunLoop)
         XCTAssertTrue(context.scheduler.isCurrent)
     }
 
@@ -465,8 +465,8 @@ final class NotificationCoalescingRunLoopTests: XCTestCase {
     func testAModeAddedToTheCommonModesCountsAsCommon() {
         let tracking = RunLoop.Mode("test.tracking")
         CFRunLoopAddCommonMode(CFRunLoopGetMain(), cfRunLoopMode(tracking.rawValue))
-        XCTAssertTrue(RunLoopScheduler.main.isCommon(tracking))
-        XCTAssertFalse(RunLoopScheduler.main.isCommon(RunLoop.Mode("test.not-common")))
+        XCTAssertTrue(RunLoopScheduler.mainRunLoop.isCommon(tracking))
+        XCTAssertFalse(RunLoopScheduler.mainRunLoop.isCommon(RunLoop.Mode("test.not-common")))
 
         let context = NotificationCoalescingContext(scheduler: .mainRunLoop)
         let recorder = Recorder()

@@ -100,7 +100,8 @@ final class CoalescingInitialiserNameTests: XCTestCase {
         let center = NotificationCenter()
         XCTAssertTrue(make(center).center === center)
         XCTAssertTrue(
-            NotificationCoalescingContext().scheduler === RunLoopScheduler.main, "XCTest runs on the main thread")
+            NotificationCoalescingContext().scheduler === RunLoopScheduler.mainRunLoop, "XCTest runs on the main thread"
+        )
         let manual = ManualScheduler()
         XCTAssertTrue(NotificationCoalescingContext(scheduler: manual).scheduler === manual)
         let observing: (NotificationCenter) -> NotificationObservingContext = NotificationObservingContext.init(center:)

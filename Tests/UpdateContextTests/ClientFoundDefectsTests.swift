@@ -38,11 +38,11 @@ final class ClientFoundDefectsTests: XCTestCase {
         }
         let box = UncheckedBox(view)
         Thread.detachNewThread {
-            box.value.update(animated: false) { $0.title = "from B" }
+            box.value.modify(animated: false) { $0.title = "from B" }
             done.signal()
         }
         committed.wait()
-        view.update(animated: true) { $0.count = 1 }  // committed and requested before B's request
+        view.modify(animated: true) { $0.count = 1 }  // committed and requested before B's request
         go.signal()
         done.wait()
         scheduler.runTurn()
@@ -62,8 +62,8 @@ final class ClientFoundDefectsTests: XCTestCase {
         view.onRender { state, _, animated in renders.append((state, animated)) }
         scheduler.runTurn()
         let box = UncheckedBox(view)
-        onAnotherThread { box.value.update(animated: false) { $0.title = "from B" } }
-        view.update(animated: true) { $0.count = 1 }
+        onAnotherThread { box.value.modify(animated: false) { $0.title = "from B" } }
+        view.modify(animated: true) { $0.count = 1 }
         scheduler.runTurn()
         XCTAssertEqual(renders.dropFirst().map(\.state), [Screen(title: "from B"), Screen(title: "from B", count: 1)])
         XCTAssertEqual(renders.dropFirst().map(\.animated), [false, true])
@@ -107,7 +107,8 @@ final class ClientFoundDefectsTests: XCTestCase {
 
     func testAnUpdaterThatRequestsAnotherContextAndWaitsInACustomModeDeliversIt() {
         let mode = RunLoop.Mode("ClientFoundDefectsTests.modal")
-        RunLoopScheduler.main.prepare(modes: [mode])  // the scheduler turns in this mode (as a queue's work asks)
+        // The scheduler turns in this mode (as a queue's work asks).
+        RunLoopScheduler.mainRunLoop.prepare(modes: [mode])
         let outer = ViewUpdatingContext(scheduler: .mainRunLoop, refreshEvents: [])
         let other = ViewUpdatingContext(scheduler: .mainRunLoop, refreshEvents: [])
         var order: [String] = []

@@ -95,7 +95,7 @@ final class FramePacedSchedulerTests: XCTestCase {
         XCTAssertTrue(scheduler.isPaused)
         turnMainLoop(5)
         XCTAssertEqual(scheduler.tickCount, 0)
-        XCTAssertTrue(CoalescingScheduler.framePaced === FramePacedScheduler.main)
+        XCTAssertTrue(CoalescingScheduler.framePaced === FramePacedScheduler.framePaced)
     }
 
     func testRequestsFromAnotherThreadResumeTheClockOnTheMainThread() {

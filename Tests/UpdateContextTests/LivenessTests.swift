@@ -89,7 +89,7 @@ final class UpdateLivenessTests: XCTestCase {
             calls += 1
             if calls == 1 {
                 // A nested loop inside the updater that drains the main queue (as a modal session does).
-                DispatchMainScheduler.shared.runTurn()
+                DispatchMainScheduler.dispatchMain.runTurn()
             }
         }
         context.setNeedsUpdate()
@@ -244,8 +244,8 @@ final class UpdateLivenessTests: XCTestCase {
 
     func testAnAnimatedChangeAfterANonAnimatedOneIsNotShownByTheEarlyFlushAndAnimatesAtTheEnd() throws {
         let (scheduler, view, renders) = try pairView()
-        view.update(animated: false) { $0.a = 1 }
-        view.update(animated: true) { $0.b = 1 }
+        view.modify(animated: false) { $0.a = 1 }
+        view.modify(animated: true) { $0.b = 1 }
         XCTAssertEqual(renders(), ["00n", "10n"], "the early flush shows only the non-animated change")
         try scheduler.runUntilIdle()
         XCTAssertEqual(renders(), ["00n", "10n", "11a"], "the animated change animates at the end of the cycle")
@@ -254,8 +254,8 @@ final class UpdateLivenessTests: XCTestCase {
     func testTheSameFromAnotherThread() throws {
         let (scheduler, view, renders) = try pairView()
         onAnotherThread {
-            view.update(animated: false) { $0.a = 1 }
-            view.update(animated: true) { $0.b = 1 }
+            view.modify(animated: false) { $0.a = 1 }
+            view.modify(animated: true) { $0.b = 1 }
         }
         try scheduler.runUntilIdle()
         XCTAssertEqual(renders(), ["00n", "10n", "11a"])
@@ -263,9 +263,9 @@ final class UpdateLivenessTests: XCTestCase {
 
     func testTAndThenFRendersEverythingWithoutAnimation() throws {
         let (scheduler, view, renders) = try pairView()
-        view.update(animated: false) { $0.a = 1 }
-        view.update(animated: true) { $0.b = 1 }
-        view.update(animated: false) { $0.a = 2 }
+        view.modify(animated: false) { $0.a = 1 }
+        view.modify(animated: true) { $0.b = 1 }
+        view.modify(animated: false) { $0.a = 2 }
         try scheduler.runUntilIdle()
         XCTAssertEqual(renders(), ["00n", "10n", "21n"])
     }

@@ -89,7 +89,7 @@ final class ObservableFacesTests: XCTestCase {
         try scheduler.runUntilIdle()
         XCTAssertEqual(face.delivery, ContextDelivery(number: 2, animated: false, isForced: false))
         XCTAssertEqual(face.delivery.description, "delivery 2 (not animated)")
-        XCTAssertEqual(ContextDelivery.none.description, "no delivery")
+        XCTAssertEqual(ContextDelivery.initial.description, "no delivery")
     }
 
     /// `delivery` and `state` may be read from any thread (TSan checks the reads against the main thread's
@@ -144,7 +144,7 @@ final class ObservableFacesTests: XCTestCase {
         XCTAssertTrue(face === context.observableDelivery)
         XCTAssertEqual(context.updaterCount, 1)
         XCTAssertFalse(context.isUpdatePending, "making the face requests no delivery")
-        XCTAssertEqual(face.delivery, .none)
+        XCTAssertEqual(face.delivery, .initial)
     }
 
     func testThreadsRacingForTheFaceGetOneAndLeaveOneUpdater() {
@@ -174,7 +174,7 @@ final class ObservableFacesTests: XCTestCase {
         context = nil
         XCTAssertNil(weakContext, "the face does not keep the context")
         try scheduler.runUntilIdle()
-        XCTAssertEqual(held!.delivery, .none, "a released context delivers nothing")
+        XCTAssertEqual(held!.delivery, .initial, "a released context delivers nothing")
         held = nil
         XCTAssertNil(weakFace, "the context kept the face, and no more")
     }
@@ -253,8 +253,8 @@ final class ObservableFacesTests: XCTestCase {
         var seen: [(Int, Bool)] = []
         let counter = ChangeCounter { _ = face.state }
         counter.arm()
-        view.update(animated: false) { $0 = 1 }
-        view.update(animated: true) { $0 = 2 }
+        view.modify(animated: false) { $0 = 1 }
+        view.modify(animated: true) { $0 = 2 }
         XCTAssertEqual(counter.changes.value, 1)
         seen.append((face.state, face.delivery.animated))
         counter.arm()

@@ -5,7 +5,7 @@ import XCTest
 
 @testable import UpdateContext
 
-/// The pass scheduler behind `ViewUpdatingContext.forUpdatePropertiesPass()`: requests ask for the pass
+/// The pass scheduler behind `ViewUpdatingContext.makeForUpdatePropertiesPass()`: requests ask for the pass
 /// once per batch, the pass delivers everything, and a pass that never comes is replaced by the main
 /// queue. XCTest runs on the main thread, whose run loop the tests turn (and so the main queue).
 final class PassSchedulerTests: XCTestCase {
@@ -91,7 +91,7 @@ final class PassSchedulerTests: XCTestCase {
 
     func testOnLinuxAndBelowiOS26TheFactoryGivesAnOrdinaryContext() {
         #if !canImport(UIKit)
-        let context = ViewUpdatingContext.forUpdatePropertiesPass()
+        let context = ViewUpdatingContext.makeForUpdatePropertiesPass()
         var deliveries = 0
         context.onUpdate { _ in deliveries += 1 }
         context.setNeedsUpdate()

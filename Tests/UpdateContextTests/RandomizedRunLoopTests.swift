@@ -44,7 +44,9 @@ final class RandomizedRunLoopTests: XCTestCase {
                 guard let subject else { return }
                 if subject.released { subject.violations.append("delivered after release") }
                 let mode = RunLoop.current.currentMode ?? .default
-                if !RunLoopScheduler.main.isCommon(mode) { subject.violations.append("delivered in \(mode.rawValue)") }
+                if !RunLoopScheduler.mainRunLoop.isCommon(mode) {
+                    subject.violations.append("delivered in \(mode.rawValue)")
+                }
                 subject.pending = false
                 if let other = subject.nestedLoopThenRequest {
                     subject.nestedLoopThenRequest = nil

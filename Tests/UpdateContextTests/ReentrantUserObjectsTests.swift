@@ -37,7 +37,7 @@ final class ReentrantUserObjectsTests: XCTestCase {
         watched {
             let scheduler = ManualScheduler()
             let view = StateUpdatingContext(state: Nosy(), scheduler: scheduler, refreshEvents: [])
-            view.update { state in
+            view.modify { state in
                 state.probe = { [weak view] in
                     _ = view?.state  // the state's lock
                     _ = view?.context.isUpdatePending  // the context's lock
@@ -46,8 +46,8 @@ final class ReentrantUserObjectsTests: XCTestCase {
             }
             var renders = 0
             view.onRender { _, _, _ in renders += 1 }
-            view.update { $0.value = 1 }
-            view.update { $0.value = 1 }  // equal: `==` runs, reads, and requests nothing
+            view.modify { $0.value = 1 }
+            view.modify { $0.value = 1 }  // equal: `==` runs, reads, and requests nothing
             XCTAssertNotNil(try? scheduler.runUntilIdle(), "work left after the turns")
             XCTAssertEqual(renders, 1)
         }
@@ -69,7 +69,7 @@ final class ReentrantUserObjectsTests: XCTestCase {
             }
             let view = StateUpdatingContext(state: Holder(), scheduler: scheduler, refreshEvents: [])
             var calledBack = 0
-            view.update { [weak view] state in
+            view.modify { [weak view] state in
                 state.token = Token {
                     _ = view?.state.value  // runs when the state holding it is replaced
                     view?.context.setNeedsUpdate()
@@ -77,7 +77,7 @@ final class ReentrantUserObjectsTests: XCTestCase {
                 }
                 state.value = 1
             }
-            view.update {
+            view.modify {
                 $0.token = nil
                 $0.value = 2
             }  // the copy in the body goes; then the stored one

@@ -16,7 +16,7 @@ final class RunLoopRandomLivenessTests: XCTestCase {
     private static let privateMode = RunLoop.Mode("RunLoopRandomLivenessTests.private")
 
     func testRequestsFromObserversAtEveryOrderAroundNestedLoopsAreDelivered() {
-        RunLoopScheduler.main.prepare(modes: [Self.customMode])
+        RunLoopScheduler.mainRunLoop.prepare(modes: [Self.customMode])
         for seed in randomSeeds(fixed: [3, 9, 27]) {
             var random = SeededGenerator(seed: seed)
             for iteration in 0..<25 {

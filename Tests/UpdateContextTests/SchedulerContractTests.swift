@@ -168,10 +168,10 @@ final class SchedulerContractTests: XCTestCase {
 final class InitialiserNameTests: XCTestCase {
     func testTheSeedsInitialiserAndTheFullOneCoexist() {
         let make: (Bool) -> ViewUpdatingContext = ViewUpdatingContext.init(animated:)
-        XCTAssertTrue(make(true).animated)
-        XCTAssertFalse(ViewUpdatingContext().animated)
-        XCTAssertTrue(ViewUpdatingContext(animated: true).animated)
+        XCTAssertTrue(make(true).animatesByDefault)
+        XCTAssertFalse(ViewUpdatingContext().animatesByDefault)
+        XCTAssertTrue(ViewUpdatingContext(animated: true).animatesByDefault)
         let quiet = ViewUpdatingContext(animated: true, refreshEvents: [])
-        XCTAssertTrue(quiet.animated)
+        XCTAssertTrue(quiet.animatesByDefault)
     }
 }

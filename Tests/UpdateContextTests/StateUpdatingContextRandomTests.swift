@@ -36,7 +36,7 @@ final class StateUpdatingContextRandomTests: XCTestCase {
                     started.signal()
                     for _ in 0..<Int.random(in: 1...12, using: &local) {
                         let flag: Bool? = [nil, false, true].randomElement(using: &local)!
-                        box.value.update(animated: flag) { $0.values[slot] += 1 }
+                        box.value.modify(animated: flag) { $0.values[slot] += 1 }
                     }
                     done.signal()
                 }
@@ -48,7 +48,7 @@ final class StateUpdatingContextRandomTests: XCTestCase {
                 switch Int.random(in: 0..<10, using: &random) {
                 case 0..<6:
                     let flag: Bool? = [nil, false, true].randomElement(using: &random)!
-                    view.update(animated: flag) { $0.values[2] += 1 }
+                    view.modify(animated: flag) { $0.values[2] += 1 }
                 case 6..<9:
                     scheduler.runTurn()
                 default:

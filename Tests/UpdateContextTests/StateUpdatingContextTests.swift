@@ -22,8 +22,8 @@ final class StateUpdatingContextTests: XCTestCase {
     }
 
     func testManyChangesOneRenderWithTheStateAtFlushTime() {
-        view.update { $0.title = "a" }
-        view.update { $0.count += 1 }
+        view.modify { $0.title = "a" }
+        view.modify { $0.count += 1 }
         view.state.count += 1
         XCTAssertEqual(renders.count, 0)
         scheduler.turn()
@@ -46,7 +46,7 @@ final class StateUpdatingContextTests: XCTestCase {
         scheduler.turn()  // the renderer's first render
         XCTAssertEqual(renders.count, 1)
         view.state = Screen()
-        view.update { $0.title = "" }
+        view.modify { $0.title = "" }
         XCTAssertFalse(view.context.isUpdatePending)
         XCTAssertNoThrow(try scheduler.expectIdle())
     }
@@ -117,7 +117,7 @@ final class StateUpdatingContextTests: XCTestCase {
 
     func testTheStateCanBeReadInsideAnUpdateBody() {
         var seen: Screen?
-        view.update { state in
+        view.modify { state in
             seen = self.view.state  // used to deadlock: the body ran under the state's lock
             state.count = 3
         }
@@ -129,7 +129,7 @@ final class StateUpdatingContextTests: XCTestCase {
         let probe = ReentrantEquality.Probe()
         let reentrant = StateUpdatingContext(state: ReentrantEquality(value: 0, probe: probe), scheduler: scheduler)
         probe.read = { _ = reentrant.state }  // == reads the state: deadlocked when == ran under the lock
-        reentrant.update { $0.value = 1 }
+        reentrant.modify { $0.value = 1 }
         XCTAssertEqual(reentrant.state.value, 1)
         XCTAssertGreaterThan(probe.comparisons, 0)
         probe.read = nil
@@ -143,7 +143,7 @@ final class StateUpdatingContextTests: XCTestCase {
         for _ in 0..<threads {
             group.enter()
             Thread.detachNewThread {
-                for _ in 0..<perThread { shared.update { $0.count += 1 } }
+                for _ in 0..<perThread { shared.modify { $0.count += 1 } }
                 group.leave()
             }
         }
@@ -154,7 +154,7 @@ final class StateUpdatingContextTests: XCTestCase {
     }
 
     func testAnimatedFlagReachesTheRenderer() {
-        view.update(animated: true) { $0.count = 5 }
+        view.modify(animated: true) { $0.count = 5 }
         scheduler.turn()
         XCTAssertEqual(renders.map(\.animated), [true])
     }

@@ -93,7 +93,7 @@ final class UpdateRulesTests: XCTestCase {
                     log.append("|")
                 case 84..<90:
                     let value = Bool.random(using: &generator)
-                    context.animated = value
+                    context.animatesByDefault = value
                     model.defaultAnimated = value
                     log.append("animated=\(value)")
                 case 90..<95:

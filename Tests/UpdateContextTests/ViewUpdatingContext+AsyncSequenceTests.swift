@@ -3,7 +3,7 @@ import NotificationCoalescing
 import UpdateContext
 import XCTest
 
-/// `setNeedsUpdate(on:animated:)`.
+/// `requestUpdates(from:animated:)`.
 final class AsyncSequenceTriggerTests: XCTestCase {
     private func waitUntil(_ condition: () -> Bool, timeout: TimeInterval = 5) {
         let deadline = Date(timeIntervalSinceNow: timeout)
@@ -16,7 +16,7 @@ final class AsyncSequenceTriggerTests: XCTestCase {
         let deliveries = Deliveries()
         context.onUpdate { deliveries.record($0) }
         let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
-        context.setNeedsUpdate(on: stream, animated: true)
+        let first = context.requestUpdates(from: stream, animated: true)
         for i in 0..<10 { continuation.yield(i) }
         continuation.finish()
         // Every element has been consumed once the subscription has ended.
@@ -25,9 +25,10 @@ final class AsyncSequenceTriggerTests: XCTestCase {
         XCTAssertTrue(context.isUpdatePending)
         scheduler.turn()
         XCTAssertEqual(deliveries.letters, "a", "ten elements, one delivery")
+        withExtendedLifetime(first) {}
 
         let (more, moreContinuation) = AsyncStream.makeStream(of: Int.self)
-        let subscription = context.setNeedsUpdate(on: more)
+        let subscription = context.requestUpdates(from: more)
         moreContinuation.yield(10)
         waitUntil { context.isUpdatePending }
         scheduler.turn()
@@ -41,7 +42,7 @@ final class AsyncSequenceTriggerTests: XCTestCase {
         let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
         let terminated = DispatchSemaphore(value: 0)
         continuation.onTermination = { _ in terminated.signal() }
-        let subscription = context.setNeedsUpdate(on: stream)
+        let subscription = context.requestUpdates(from: stream)
         XCTAssertEqual(context.runningSubscriptions, 1)
         subscription.cancel()
         XCTAssertTrue(subscription.isCancelled)
@@ -57,12 +58,13 @@ final class AsyncSequenceTriggerTests: XCTestCase {
         let scheduler = ManualScheduler()
         let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
         let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
-        context.setNeedsUpdate(on: stream)
+        let subscription = context.requestUpdates(from: stream)
         continuation.yield(1)
         continuation.finish()
         waitUntil { context.runningSubscriptions == 0 }
         XCTAssertEqual(context.runningSubscriptions, 0)
         XCTAssertTrue(context.isUpdatePending)
+        XCTAssertFalse(subscription.isCancelled, "finished is not cancelled")
         scheduler.turn()
     }
 
@@ -75,7 +77,7 @@ final class AsyncSequenceTriggerTests: XCTestCase {
         var subscription: UpdateSubscription?
         do {
             let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
-            subscription = context.setNeedsUpdate(on: stream)
+            subscription = context.requestUpdates(from: stream)
             weakContext = context
         }
         XCTAssertNil(weakContext)
@@ -89,12 +91,54 @@ final class AsyncSequenceTriggerTests: XCTestCase {
         let scheduler = ManualScheduler()
         let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
         var context: ViewUpdatingContext? = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
-        let subscription = context!.setNeedsUpdate(on: stream)
+        let subscription = context!.requestUpdates(from: stream)
         continuation.finish()
         waitUntil { context!.runningSubscriptions == 0 }
         XCTAssertFalse(subscription.isCancelled, "finished, but neither cancelled nor released")
         context = nil
         XCTAssertTrue(subscription.isCancelled, "the doc: true once the context is released")
         scheduler.turn()
+    }
+
+    /// Like `AnyCancellable`: releasing the subscription stops it, wherever it was kept.
+    func testReleasingTheSubscriptionStopsIt() {
+        let scheduler = ManualScheduler()
+        let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+        let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
+        let terminated = DispatchSemaphore(value: 0)
+        continuation.onTermination = { _ in terminated.signal() }
+        var subscription: UpdateSubscription? = context.requestUpdates(from: stream)
+        continuation.yield(1)
+        waitUntil { context.isUpdatePending }
+        XCTAssertTrue(context.isUpdatePending, "a kept subscription follows the stream")
+        scheduler.turn()
+        subscription = nil
+        XCTAssertEqual(terminated.wait(timeout: .now() + 5), .success, "released: the iteration ended")
+        waitUntil { context.runningSubscriptions == 0 }
+        XCTAssertEqual(context.runningSubscriptions, 0)
+        continuation.yield(2)
+        XCTAssertFalse(context.isUpdatePending)
+        XCTAssertNil(subscription)
+    }
+
+    /// Kept in a property, it lives as long as the object that holds it (not as long as the context).
+    func testASubscriptionInAPropertyLivesAsLongAsItsHolder() {
+        final class Screen {
+            let context: ViewUpdatingContext
+            var subscription: UpdateSubscription?
+            init(_ context: ViewUpdatingContext) { self.context = context }
+        }
+        let scheduler = ManualScheduler()
+        let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+        let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
+        let terminated = DispatchSemaphore(value: 0)
+        continuation.onTermination = { _ in terminated.signal() }
+        var screen: Screen? = Screen(context)
+        screen!.subscription = context.requestUpdates(from: stream)
+        XCTAssertEqual(context.runningSubscriptions, 1)
+        screen = nil
+        XCTAssertEqual(terminated.wait(timeout: .now() + 5), .success, "the holder went: the subscription ended")
+        waitUntil { context.runningSubscriptions == 0 }
+        XCTAssertEqual(context.runningSubscriptions, 0)
     }
 }

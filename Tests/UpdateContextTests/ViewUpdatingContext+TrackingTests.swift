@@ -15,7 +15,7 @@ final class Article: @unchecked Sendable {
     var showsBody = false
 }
 
-/// Observation tracking: `onUpdate(tracking: true)`.
+/// Observation tracking: `onTrackedUpdate`.
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 final class TrackingTests: XCTestCase {
     private var scheduler: ManualScheduler!
@@ -28,7 +28,7 @@ final class TrackingTests: XCTestCase {
         context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
         article = Article()
         seen = []
-        context.onUpdate(tracking: true) { [unowned self] _ in
+        context.onTrackedUpdate { [unowned self] _ in
             seen.append(article.showsBody ? "\(article.title): \(article.body)" : article.title)
         }
         context.update()  // the first delivery starts tracking
@@ -84,7 +84,7 @@ final class TrackingTests: XCTestCase {
         var calls = 0
         do {
             let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
-            context.onUpdate(tracking: true) { _ in
+            context.onTrackedUpdate { _ in
                 calls += 1
                 _ = article.title
             }
@@ -94,19 +94,6 @@ final class TrackingTests: XCTestCase {
         XCTAssertNil(weakContext)
         article.title = "after"
         scheduler.turn()
-        XCTAssertEqual(calls, 1)
-    }
-
-    func testTrackingFalseIsAPlainUpdater() {
-        var calls = 0
-        let article = Article()
-        context.onUpdate(tracking: false) { _ in
-            calls += 1
-            _ = article.title
-        }
-        context.update()
-        article.title = "x"
-        XCTAssertFalse(context.isUpdatePending)
         XCTAssertEqual(calls, 1)
     }
 }
@@ -158,7 +145,7 @@ final class TrackingAcrossThreadsTests: XCTestCase {
         }
         model.afterStore = { stored.signal() }
         var seen: [Int] = []
-        context.onUpdate(tracking: true) { _ in
+        context.onTrackedUpdate { _ in
             seen.append(model.value)
             if seen.count == 2 {
                 readOld.signal()  // the stale read is done: let the other thread store…
@@ -185,7 +172,7 @@ final class TrackingAcrossThreadsTests: XCTestCase {
         let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
         let model = GatedValue()
         var seen: [Int] = []
-        context.onUpdate(tracking: true) { _ in seen.append(model.value) }
+        context.onTrackedUpdate { _ in seen.append(model.value) }
         context.update()
         model.value = 1
         XCTAssertEqual(try scheduler.runUntilIdle(), 1)

@@ -56,7 +56,7 @@ final class ViewUpdatingContextTests: XCTestCase {
 
     func testDefaultFlagIsReadAtDelivery() {
         context.setNeedsUpdate()
-        context.animated = true
+        context.animatesByDefault = true
         scheduler.turn()
         XCTAssertEqual(deliveries.letters, "a")
     }

@@ -34,13 +34,18 @@ extension CoalescingScheduler {
     }
 }
 
+// The built-in schedulers have one spelling each, usable wherever a scheduler is expected
+// (`scheduler: .mainRunLoop`) and typed as what they are (`CoalescingScheduler.mainRunLoop.prepare(modes:)`).
 extension CoalescingScheduler {
-    /// The main thread's run loop: `RunLoopScheduler.main`.
-    public static var mainRunLoop: CoalescingScheduler { RunLoopScheduler.main }
+    /// The main thread's run loop: the default for apps and XCTest. Ends a cycle at the end of each pass
+    /// of the main run loop in a mode it turns in.
+    public static var mainRunLoop: RunLoopScheduler { RunLoopScheduler.mainScheduler }
 
-    /// The calling thread's run loop: `RunLoopScheduler.current`.
-    public static var currentRunLoop: CoalescingScheduler { RunLoopScheduler.current }
+    /// The calling thread's run loop (one scheduler per thread, created on first use and kept in the
+    /// thread's dictionary, so it goes with the thread once no context uses it). On the main thread it is
+    /// ``mainRunLoop``.
+    public static var currentRunLoop: RunLoopScheduler { RunLoopScheduler.currentScheduler }
 
-    /// `DispatchQueue.main`, for `dispatchMain()` and `async` main programs: `DispatchMainScheduler.shared`.
-    public static var dispatchMain: CoalescingScheduler { DispatchMainScheduler.shared }
+    /// `DispatchQueue.main`, for `dispatchMain()` and `async` main programs (and Swift Testing on Linux).
+    public static var dispatchMain: DispatchMainScheduler { DispatchMainScheduler.sharedScheduler }
 }

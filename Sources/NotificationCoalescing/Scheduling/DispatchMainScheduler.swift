@@ -14,8 +14,12 @@ import Foundation
 public final class DispatchMainScheduler: CoalescingScheduler, @unchecked Sendable {
     // @unchecked Sendable: no stored state beyond the base class's locked queue.
 
-    /// The one instance; the main queue is process-wide.
-    public static let shared = DispatchMainScheduler()
+    /// The one instance (the main queue is process-wide): ``CoalescingScheduler/dispatchMain``.
+    static let sharedScheduler = DispatchMainScheduler()
+
+    /// The old spelling of ``CoalescingScheduler/dispatchMain``.
+    @available(*, deprecated, renamed: "dispatchMain")
+    public static var shared: DispatchMainScheduler { sharedScheduler }
 
     private static let marker = DispatchSpecificKey<Bool>()
 

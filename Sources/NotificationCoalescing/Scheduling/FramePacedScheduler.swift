@@ -44,7 +44,12 @@ public final class FramePacedScheduler: CoalescingScheduler, @unchecked Sendable
 
     /// The main thread's frame-paced scheduler at the display's own rate (60 Hz where a timer stands in).
     /// Its clock is created on the main thread the first time it is needed.
-    public static let main = FramePacedScheduler(framesPerSecond: 60, followsDisplay: true)
+    /// It is ``CoalescingScheduler/framePaced``.
+    static let mainScheduler = FramePacedScheduler(framesPerSecond: 60, followsDisplay: true)
+
+    /// The old spelling of ``CoalescingScheduler/framePaced``.
+    @available(*, deprecated, renamed: "framePaced")
+    public static var main: FramePacedScheduler { mainScheduler }
 
     /// The cap of the display link, and the rate of the timer where no display link is used.
     public let framesPerSecond: Double
@@ -104,7 +109,7 @@ public final class FramePacedScheduler: CoalescingScheduler, @unchecked Sendable
     }
 
     public override func isCommon(_ mode: RunLoop.Mode) -> Bool {
-        RunLoopScheduler.main.isCommon(mode)
+        RunLoopScheduler.mainScheduler.isCommon(mode)
     }
 
     /// How many frames have ticked so far (each runs at most one turn). Main thread.
@@ -172,6 +177,7 @@ private struct ClockHandOver: @unchecked Sendable {
 }
 
 extension CoalescingScheduler {
-    /// The main thread, at most once per display frame: `FramePacedScheduler.main`.
-    public static var framePaced: CoalescingScheduler { FramePacedScheduler.main }
+    /// The main thread, at most once per display frame (at the display's own rate where it has one; 60 Hz
+    /// where a timer stands in).
+    public static var framePaced: FramePacedScheduler { FramePacedScheduler.mainScheduler }
 }

@@ -45,13 +45,20 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
     /// the far future) otherwise. Written once in `install()`.
     private nonisolated(unsafe) var wakeTimer: CFRunLoopTimer?
 
-    /// The main thread's run loop.
-    public static let main = RunLoopScheduler(mainThread: ())
+    /// The main thread's run loop: ``CoalescingScheduler/mainRunLoop``.
+    static let mainScheduler = RunLoopScheduler(mainThread: ())
 
-    /// The calling thread's run loop (one scheduler per thread, created on first use and kept in the
-    /// thread's dictionary, so it goes with the thread once no context uses it).
-    public static var current: RunLoopScheduler {
-        if ThreadIdentity.isMainThread { return main }
+    /// The old spelling of ``CoalescingScheduler/mainRunLoop``.
+    @available(*, deprecated, renamed: "mainRunLoop")
+    public static var main: RunLoopScheduler { mainScheduler }
+
+    /// The old spelling of ``CoalescingScheduler/currentRunLoop``.
+    @available(*, deprecated, renamed: "currentRunLoop")
+    public static var current: RunLoopScheduler { currentScheduler }
+
+    /// The calling thread's run loop: ``CoalescingScheduler/currentRunLoop``.
+    static var currentScheduler: RunLoopScheduler {
+        if ThreadIdentity.isMainThread { return mainScheduler }
         let key = "NotificationCoalescing.RunLoopScheduler"
         if let existing = Thread.current.threadDictionary[key] as? RunLoopScheduler { return existing }
         let scheduler = RunLoopScheduler(currentThread: ())

@@ -42,14 +42,14 @@ public final class DeliveryObject: ObservableObject, @unchecked Sendable {
     // deliveries). The rest is immutable or behind a lock.
 
     public let objectWillChange = ObservableObjectPublisher()
-    private let stored = Locked(ContextDelivery.none)
+    private let stored = Locked(ContextDelivery.initial)
     private let feed = DeliveryFeed()
 
     init(_ context: ViewUpdatingContext) {
         feed.start(on: context) { [weak self] delivery in self?.announce(delivery) }
     }
 
-    /// The last delivery (``ContextDelivery/none`` before the first). Any thread.
+    /// The last delivery (``ContextDelivery/initial`` before the first). Any thread.
     public var delivery: ContextDelivery { stored.withLock { $0 } }
 
     private func announce(_ delivery: ContextDelivery) {
@@ -78,7 +78,7 @@ public final class RenderedStateObject<State: Equatable & Sendable>: ObservableO
 
     init(_ context: StateUpdatingContext<State>) {
         let initial = context.state
-        stored = Locked((initial, .none))
+        stored = Locked((initial, ContextDelivery.initial))
         feed.start(rendering: context, initial: initial) { [weak self] state, delivery in
             self?.announce(state, delivery)
         }
@@ -87,7 +87,7 @@ public final class RenderedStateObject<State: Equatable & Sendable>: ObservableO
     /// The state as the last render showed it (the state at creation before the first). Any thread.
     public var state: State { stored.withLock { $0.state } }
 
-    /// The delivery that rendered ``state`` last (``ContextDelivery/none`` before the first). Any thread.
+    /// The delivery that rendered ``state`` last (``ContextDelivery/initial`` before the first). Any thread.
     public var delivery: ContextDelivery { stored.withLock { $0.delivery } }
 
     private func announce(_ state: State, _ delivery: ContextDelivery) {
@@ -132,31 +132,47 @@ extension ViewUpdatingContext {
     /// let model = Model()
     /// let context = ViewUpdatingContext()
     /// var subscriptions = Set<AnyCancellable>()
-    /// context.setNeedsUpdate(on: model.$title.dropFirst(), animated: true).store(in: &subscriptions)
+    /// context.requestUpdates(from: model.$title.dropFirst(), animated: true).store(in: &subscriptions)
     /// model.title = "Ada"    // one animated update at the end of the cycle
     /// ```
     ///
     /// - Parameters:
     ///   - publisher: What to follow. It is subscribed to at once, with unlimited demand.
     ///   - animated: The flag of each request.
-    /// - Returns: A subscription whose ``UpdateSubscription/cancel()`` cancels the publisher's
-    ///   subscription. It also ends when the publisher completes (or fails) and when this context is
-    ///   released. Releasing it does not cancel (use `store(in:)` for Combine's habit).
+    /// - Returns: The subscription: ``UpdateSubscription/cancel()`` or releasing it cancels the publisher's
+    ///   subscription, as with `AnyCancellable` (keep it in a property, or `store(in:)` a set). It also ends
+    ///   when the publisher completes (or fails) and when this context is released. Any thread.
     ///
-    /// > Note: From iOS 15 / macOS 12, `publisher.values` feeds ``setNeedsUpdate(on:animated:)`` (the
-    /// > `AsyncSequence` form) the same way.
+    /// > Note: From iOS 15 / macOS 12, `publisher.values` feeds ``requestUpdates(from:animated:)-(S,_)``
+    /// > (the `AsyncSequence` form) the same way.
+    public func requestUpdates<P: Publisher>(from publisher: P, animated: Bool? = nil) -> UpdateSubscription {
+        subscribe(to: publisher, animated: animated, cancelsOnRelease: true)
+    }
+
+    /// The old name of ``requestUpdates(from:animated:)-(P,_)``, with the old lifetime: the subscription runs
+    /// until it is cancelled, the publisher completes or the context is released, whether or not it is kept.
+    @available(
+        *, deprecated, renamed: "requestUpdates(from:animated:)",
+        message: "requestUpdates(from:animated:) returns a subscription that stops when released: keep it"
+    )
     @discardableResult
     public func setNeedsUpdate<P: Publisher>(on publisher: P, animated: Bool? = nil) -> UpdateSubscription {
+        subscribe(to: publisher, animated: animated, cancelsOnRelease: false)
+    }
+
+    private func subscribe<P: Publisher>(to publisher: P, animated: Bool?, cancelsOnRelease: Bool)
+        -> UpdateSubscription
+    {
         let link = storage.link
         let key = link.reserveKey()
         let trigger = PublisherTrigger<P.Output, P.Failure>(link: link, key: key, animated: animated)
         link.register(trigger, key: key)
         publisher.subscribe(trigger)
-        return UpdateSubscription(runner: trigger, link: link)
+        return UpdateSubscription(runner: trigger, link: link, cancelsOnRelease: cancelsOnRelease)
     }
 }
 
-/// The subscriber behind ``ViewUpdatingContext/setNeedsUpdate(on:animated:)`` for publishers.
+/// The subscriber behind ``ViewUpdatingContext/requestUpdates(from:animated:)-(P,_)`` for publishers.
 // @unchecked Sendable: the subscription and the flags are behind `state`'s lock; `link`, `key` and
 // `animated` never change.
 private final class PublisherTrigger<Input, Failure: Error>: Subscriber, LinkedRunner, @unchecked Sendable {

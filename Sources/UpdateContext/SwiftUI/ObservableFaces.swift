@@ -30,14 +30,14 @@ import Observation
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 public final class ObservableDelivery: Observable, Sendable {
     private let registrar = ObservationRegistrar()
-    private let stored = Locked(ContextDelivery.none)
+    private let stored = Locked(ContextDelivery.initial)
     private let feed = DeliveryFeed()
 
     init(_ context: ViewUpdatingContext) {
         feed.start(on: context) { [weak self] delivery in self?.announce(delivery) }
     }
 
-    /// The last delivery (``ContextDelivery/none`` before the first). Reading it in a tracked scope (a
+    /// The last delivery (``ContextDelivery/initial`` before the first). Reading it in a tracked scope (a
     /// SwiftUI body) subscribes to the next. Any thread.
     public var delivery: ContextDelivery {
         registrar.access(self, keyPath: \.delivery)
@@ -74,7 +74,7 @@ public final class ObservableRenderedState<State: Equatable & Sendable>: Observa
 
     init(_ context: StateUpdatingContext<State>) {
         let initial = context.state
-        stored = Locked((initial, .none))
+        stored = Locked((initial, ContextDelivery.initial))
         feed.start(rendering: context, initial: initial) { [weak self] state, delivery in
             self?.announce(state, delivery)
         }
@@ -86,7 +86,7 @@ public final class ObservableRenderedState<State: Equatable & Sendable>: Observa
         return stored.withLock { $0.state }
     }
 
-    /// The delivery that rendered ``state`` last (``ContextDelivery/none`` before the first). Any thread.
+    /// The delivery that rendered ``state`` last (``ContextDelivery/initial`` before the first). Any thread.
     public var delivery: ContextDelivery {
         registrar.access(self, keyPath: \.delivery)
         return stored.withLock { $0.delivery }

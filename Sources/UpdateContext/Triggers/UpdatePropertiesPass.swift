@@ -26,7 +26,7 @@ extension ViewUpdatingContext {
     /// import UIKit
     ///
     /// final class TitleView: UIView, ViewUpdating {
-    ///     let updateContext = ViewUpdatingContext.forUpdatePropertiesPass()
+    ///     let updateContext = ViewUpdatingContext.makeForUpdatePropertiesPass()
     ///     let label = UILabel()
     ///     var title = "" { didSet { updateContext.setNeedsUpdate() } }
     ///
@@ -65,7 +65,7 @@ extension ViewUpdatingContext {
     /// - Parameters:
     ///   - animated: The default flag.
     ///   - refreshEvents: The lifecycle events that force an update (see ``init(animated:scheduler:refreshEvents:center:)``).
-    public static func forUpdatePropertiesPass(
+    public static func makeForUpdatePropertiesPass(
         animated: Bool = false, refreshEvents: [Notification.Name] = ViewUpdatingContext.defaultRefreshEvents
     ) -> ViewUpdatingContext {
         #if canImport(UIKit, _version: 9000) && !os(watchOS)
@@ -76,8 +76,16 @@ extension ViewUpdatingContext {
         return ViewUpdatingContext(animated: animated, scheduler: .mainRunLoop, refreshEvents: refreshEvents)
     }
 
+    /// The old name of ``makeForUpdatePropertiesPass(animated:refreshEvents:)``.
+    @available(*, deprecated, renamed: "makeForUpdatePropertiesPass(animated:refreshEvents:)")
+    public static func forUpdatePropertiesPass(
+        animated: Bool = false, refreshEvents: [Notification.Name] = ViewUpdatingContext.defaultRefreshEvents
+    ) -> ViewUpdatingContext {
+        makeForUpdatePropertiesPass(animated: animated, refreshEvents: refreshEvents)
+    }
+
     /// A context on a ``PassScheduler`` that asks for the pass through its binding (`bindPass(_:)`): the
-    /// iOS 26 branch of ``forUpdatePropertiesPass(animated:refreshEvents:)``, on every platform.
+    /// iOS 26 branch of ``makeForUpdatePropertiesPass(animated:refreshEvents:)``, on every platform.
     static func passContext(animated: Bool, refreshEvents: [Notification.Name]) -> ViewUpdatingContext {
         let binding = PropertiesPassBinding()
         let scheduler = PassScheduler { binding.requestPass() }
@@ -97,7 +105,7 @@ extension ViewUpdatingContext {
 import UIKit
 
 extension ViewUpdatingContext {
-    /// Makes a context from ``forUpdatePropertiesPass(animated:refreshEvents:)`` ask `view` for its
+    /// Makes a context from ``makeForUpdatePropertiesPass(animated:refreshEvents:)`` ask `view` for its
     /// `updateProperties()` pass (iOS 26). Does nothing below iOS 26, or for a context made otherwise.
     ///
     /// The view is held weakly. Main thread.
@@ -111,7 +119,7 @@ extension ViewUpdatingContext {
         #endif
     }
 
-    /// Makes a context from ``forUpdatePropertiesPass(animated:refreshEvents:)`` ask `controller` for its
+    /// Makes a context from ``makeForUpdatePropertiesPass(animated:refreshEvents:)`` ask `controller` for its
     /// `updateProperties()` pass (iOS 26). Does nothing below iOS 26, or for a context made otherwise.
     ///
     /// The controller is held weakly. Main thread.

@@ -1,16 +1,24 @@
-/// A running ``ViewUpdatingContext/setNeedsUpdate(on:animated:)`` (an async sequence, or on Apple
-/// platforms a Combine publisher): ``cancel()`` stops it.
+/// A running ``ViewUpdatingContext/requestUpdates(from:animated:)-(S,_)`` (an async sequence, or on Apple
+/// platforms a Combine publisher): ``cancel()`` stops it, and so does releasing it.
 ///
-/// The subscription runs until it is cancelled, its source finishes, or the context is released —
-/// releasing this object does not stop it (unlike Combine's `AnyCancellable`); on Apple platforms
-/// `store(in:)` ties it to a set of `AnyCancellable`s instead.
+/// It behaves like Combine's `AnyCancellable` wherever it is stored: kept in a property, it runs as long
+/// as its holder; put in a `Set<AnyCancellable>` with `store(in:)`, as long as the set. It also ends by
+/// itself when its source finishes and when the context is released. The compiler warns when the result
+/// of `requestUpdates(from:)` is not kept: a subscription nobody holds stops at once.
 public final class UpdateSubscription: Sendable {
     private let runner: any LinkedRunner
     private let link: UpdateLink
+    /// `false` only for the deprecated `setNeedsUpdate(on:)`, which ran until cancelled or the context went.
+    private let cancelsOnRelease: Bool
 
-    init(runner: any LinkedRunner, link: UpdateLink) {
+    init(runner: any LinkedRunner, link: UpdateLink, cancelsOnRelease: Bool = true) {
         self.runner = runner
         self.link = link
+        self.cancelsOnRelease = cancelsOnRelease
+    }
+
+    deinit {
+        if cancelsOnRelease { runner.cancel() }
     }
 
     /// Stops requesting updates. Idempotent, any thread.
@@ -26,26 +34,47 @@ public final class UpdateSubscription: Sendable {
 }
 
 extension ViewUpdatingContext {
-    /// Requests an update every time `sequence` yields an element.
+    /// Starts a subscription that requests an update every time `sequence` yields an element.
     ///
     /// The elements themselves are ignored: each is an event that makes the view out of date, such as
-    /// a notification or a value stream. Requests coalesce like any other.
+    /// a notification or a value stream. Requests coalesce like any other. Keep the subscription as long
+    /// as the updates should follow the sequence: releasing it stops them, as with `AnyCancellable`.
     ///
     /// ```swift
     /// let context = ViewUpdatingContext()
     /// let (changes, continuation) = AsyncStream.makeStream(of: Int.self)
-    /// let subscription = context.setNeedsUpdate(on: changes)
+    /// let subscription = context.requestUpdates(from: changes)
     /// continuation.yield(1)     // from any thread: one coalesced request
+    /// subscription.cancel()     // or release it
     /// ```
     ///
     /// - Parameters:
     ///   - sequence: The sequence to follow (`Sendable`: `AsyncStream`, `Observations`, on Apple platforms
     ///     a center's `notifications(named:)`…). It is iterated on a task of its own, off the main thread.
     ///   - animated: The flag of each request.
-    /// - Returns: A subscription whose ``UpdateSubscription/cancel()`` stops following the sequence.
-    ///   It also ends by itself when the sequence finishes (or throws) and when this context is released.
+    /// - Returns: The subscription: ``UpdateSubscription/cancel()`` or releasing it stops following the
+    ///   sequence. It also ends by itself when the sequence finishes (or throws) and when this context is
+    ///   released. Any thread.
+    public func requestUpdates<S: AsyncSequence & Sendable>(from sequence: S, animated: Bool? = nil)
+        -> UpdateSubscription
+    {
+        subscribe(to: sequence, animated: animated, cancelsOnRelease: true)
+    }
+
+    /// The old name of ``requestUpdates(from:animated:)-(S,_)``, with the old lifetime: the subscription runs
+    /// until it is cancelled, the sequence finishes or the context is released, whether or not it is kept.
+    @available(
+        *, deprecated, renamed: "requestUpdates(from:animated:)",
+        message: "requestUpdates(from:animated:) returns a subscription that stops when released: keep it"
+    )
     @discardableResult
     public func setNeedsUpdate<S: AsyncSequence & Sendable>(on sequence: S, animated: Bool? = nil) -> UpdateSubscription
+    {
+        subscribe(to: sequence, animated: animated, cancelsOnRelease: false)
+    }
+
+    private func subscribe<S: AsyncSequence & Sendable>(to sequence: S, animated: Bool?, cancelsOnRelease: Bool)
+        -> UpdateSubscription
     {
         let link = storage.link
         let key = link.reserveKey()
@@ -61,10 +90,10 @@ extension ViewUpdatingContext {
             }
         }
         link.register(task, key: key)
-        return UpdateSubscription(runner: task, link: link)
+        return UpdateSubscription(runner: task, link: link, cancelsOnRelease: cancelsOnRelease)
     }
 
-    /// How many ``setNeedsUpdate(on:animated:)`` subscriptions are still running.
+    /// How many ``requestUpdates(from:animated:)-(S,_)`` subscriptions are still running.
     public var runningSubscriptions: Int {
         storage.runningSubscriptions
     }

@@ -20,23 +20,21 @@ extension ViewUpdatingContext {
     ///     let model = Model()
     ///
     ///     func start() {
-    ///         context.onUpdate(tracking: true) { [weak self] animated in
+    ///         context.onTrackedUpdate { [weak self] animated in
     ///             guard let self else { return }
     ///             titleLabel.text = model.title    // a change to model.title requests an update
-    ///         }
-    ///         context.update()                      // the first delivery starts tracking
+    ///         }                                     // (the first delivery, requested now, starts tracking)
     ///     }
     /// }
     /// ```
     ///
-    /// - Parameters:
-    ///   - tracking: `true` to track; `false` is the same as ``onUpdate(_:)``.
-    ///   - closure: The updater, called on the main thread with the delivery's flag.
+    /// - Parameter closure: The updater, called on the main thread with the delivery's flag.
     /// - Returns: The updater's token.
     ///
     /// > Note: Needs the Observation module: iOS 17, macOS 14, tvOS 17, watchOS 10, visionOS 1, and Linux.
     ///
-    /// > Important: Tracking starts with the first delivery. A change made on any thread requests an
+    /// > Important: Tracking starts with the first delivery, which registering requests (a
+    /// > `setNeedsUpdate()`, coalesced with whatever else the cycle asks). A change made on any thread requests an
     /// > update (delivered on the main thread). An updater that changes what it reads requests again
     /// > every cycle: mutate state elsewhere.
     ///
@@ -59,8 +57,27 @@ extension ViewUpdatingContext {
     /// > stays on every system.
     @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
     @discardableResult
+    public func onTrackedUpdate(_ closure: @escaping (_ animated: Bool) -> Void) -> ViewUpdater {
+        let updater = onTrackingUpdater(closure)
+        setNeedsUpdate()
+        return updater
+    }
+
+    /// The old spelling of ``onTrackedUpdate(_:)`` (with `tracking: true`) and ``onUpdate(_:)`` (with
+    /// `false`). Unlike ``onTrackedUpdate(_:)``, it does not request the first delivery: tracking starts
+    /// with the next delivery, whatever makes it.
+    @available(
+        *, deprecated,
+        message: "use onTrackedUpdate(_:) (it also requests the first delivery), or onUpdate(_:) for tracking: false"
+    )
+    @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
+    @discardableResult
     public func onUpdate(tracking: Bool, _ closure: @escaping (_ animated: Bool) -> Void) -> ViewUpdater {
-        guard tracking else { return onUpdate(closure) }
+        tracking ? onTrackingUpdater(closure) : onUpdate(closure)
+    }
+
+    @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
+    private func onTrackingUpdater(_ closure: @escaping (_ animated: Bool) -> Void) -> ViewUpdater {
         let link = storage.link
         let changedElsewhere = TrackingFollowUp()
         return onUpdate { animated in
