@@ -9,18 +9,29 @@ let package = Package(
     products: [
         .library(name: "NotificationCoalescing", targets: ["NotificationCoalescing"]),
         .library(name: "UpdateContext", targets: ["UpdateContext"]),
+        // SwiftUI and Combine: the observable faces, the Combine trigger and deliveries publisher.
+        .library(name: "UpdateContextSwiftUI", targets: ["UpdateContextSwiftUI"]),
+        // The shapes of earlier systems, for code moving over: @ViewInvalidating, StateRendering,
+        // @RenderedState and the updatesOnly gates.
+        .library(name: "UpdateContextCompatibility", targets: ["UpdateContextCompatibility"]),
     ],
     targets: [
         // Atomics and a main-thread check that exist on every supported system (no product exports it).
         .target(name: "CCoalescingSupport"),
         .target(name: "NotificationCoalescing", dependencies: ["CCoalescingSupport"]),
         .target(name: "UpdateContext", dependencies: ["NotificationCoalescing", "CCoalescingSupport"]),
+        .target(name: "UpdateContextSwiftUI", dependencies: ["UpdateContext", "NotificationCoalescing"]),
+        .target(
+            name: "UpdateContextCompatibility",
+            dependencies: ["UpdateContext", "UpdateContextSwiftUI", "NotificationCoalescing", "CCoalescingSupport"]),
         // Views using every built-in @ViewInvalidating invalidation, so that the Apple type-check compiles
         // them for UIKit and AppKit. No product exports it.
-        .target(name: "InvalidationExamples", dependencies: ["UpdateContext"]),
+        .target(name: "InvalidationExamples", dependencies: ["UpdateContext", "UpdateContextCompatibility"]),
         // A SwiftUI screen using every update gate and face, and UIKit/AppKit controllers using the Combine
         // trigger, so that the Apple type-check compiles them. No product exports it.
-        .target(name: "SwiftUIExamples", dependencies: ["UpdateContext"]),
+        .target(
+            name: "SwiftUIExamples",
+            dependencies: ["UpdateContext", "UpdateContextSwiftUI", "UpdateContextCompatibility"]),
         // The benchmark is an executable that no product exports: it stays out of the public surface.
         .executableTarget(
             name: "coalesce-bench",
@@ -31,13 +42,19 @@ let package = Package(
         // the reference model, counters. No product exports it.
         .target(
             name: "CoalescingTestSupport",
-            dependencies: ["NotificationCoalescing", "UpdateContext", "CCoalescingSupport"]),
+            dependencies: [
+                "NotificationCoalescing", "UpdateContext", "UpdateContextSwiftUI", "UpdateContextCompatibility",
+                "CCoalescingSupport",
+            ]),
         .testTarget(
             name: "NotificationCoalescingTests",
             dependencies: ["NotificationCoalescing", "CMallocStats", "CoalescingTestSupport"]),
         .testTarget(
             name: "UpdateContextTests",
-            dependencies: ["UpdateContext", "NotificationCoalescing", "CMallocStats", "CoalescingTestSupport"]),
+            dependencies: [
+                "UpdateContext", "UpdateContextSwiftUI", "UpdateContextCompatibility", "NotificationCoalescing",
+                "CMallocStats", "CoalescingTestSupport",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

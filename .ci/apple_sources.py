@@ -47,6 +47,8 @@ def typecheck(root, sources, extra_files=(), max_errors=5):
             '.target(name: "CCoalescingSupport", path: "Sources/CCoalescingSupport")',
             '.target(name: "NotificationCoalescing", dependencies: ["CCoalescingSupport"], path: "Sources/NotificationCoalescing")',
             '.target(name: "UpdateContext", dependencies: ["NotificationCoalescing", "CCoalescingSupport"], path: "Sources/UpdateContext")',
+            '.target(name: "UpdateContextSwiftUI", dependencies: ["UpdateContext", "NotificationCoalescing"], path: "Sources/UpdateContextSwiftUI")',
+            '.target(name: "UpdateContextCompatibility", dependencies: ["UpdateContext", "UpdateContextSwiftUI", "NotificationCoalescing", "CCoalescingSupport"], path: "Sources/UpdateContextCompatibility")',
         ]
         for index, code in enumerate(sources):
             d = os.path.join(pkg, 'Checked', f'Source{index}')
@@ -54,7 +56,7 @@ def typecheck(root, sources, extra_files=(), max_errors=5):
             for extra in extra_files:
                 shutil.copy(extra, os.path.join(d, os.path.basename(extra)))
             open(os.path.join(d, 'Source.swift'), 'w').write(code)
-            targets.append(f'.target(name: "Source{index}", dependencies: ["UpdateContext", "NotificationCoalescing"], path: "Checked/Source{index}")')
+            targets.append(f'.target(name: "Source{index}", dependencies: ["UpdateContext", "UpdateContextSwiftUI", "UpdateContextCompatibility", "NotificationCoalescing"], path: "Checked/Source{index}")')
         open(os.path.join(pkg, 'Package.swift'), 'w').write(
             '// swift-tools-version:6.0\nimport PackageDescription\n\nlet package = Package(\n'
             f'    name: "AppleChecked",\n    platforms: {platforms},\n    targets: [\n        '

@@ -2,6 +2,7 @@
 // A model object is not a view: `.display` is refused.
 import AppKit
 import UpdateContext
+import UpdateContextCompatibility
 
 final class Model: ViewUpdating {
     let updateContext = ViewUpdatingContext()

@@ -1,6 +1,7 @@
 // expect: works only on stored properties of classes
 // The wrapper needs the enclosing instance: a struct's property is refused.
 import UpdateContext
+import UpdateContextCompatibility
 
 struct Settings {
     @ViewInvalidating(.update) var name = ""

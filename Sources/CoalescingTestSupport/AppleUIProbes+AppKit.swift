@@ -6,6 +6,8 @@ import AppKit
 import Foundation
 import NotificationCoalescing
 import UpdateContext
+import UpdateContextCompatibility
+import UpdateContextSwiftUI
 
 /// What ``playAppKitInvalidations()`` saw on real AppKit views.
 package struct AppKitInvalidationsResult: Equatable, Sendable {
@@ -33,6 +35,7 @@ package func playAppKitInvalidations() -> AppKitInvalidationsResult {
         let updateContext = ViewUpdatingContext(scheduler: ManualScheduler(), refreshEvents: [])
         var callbacks = 0
         @ViewInvalidating(.layout) var gap: CGFloat = 0
+        func updateView(animated: Bool) {}
         @ViewInvalidating(.display, Custom(count: Probe.customCount), .update(animated: true)) var color = 0
 
         func invalidate(view: NSView) { callbacks += 1 }

@@ -8,6 +8,8 @@ import Foundation
 import NotificationCoalescing
 import SwiftUI
 import UpdateContext
+import UpdateContextCompatibility
+import UpdateContextSwiftUI
 
 /// Hosts a gated view in an `NSHostingView` and plays a `GateRow` timeline on it with SwiftUI itself:
 /// each content evaluation is written as the row writes it.

@@ -6,6 +6,8 @@ import Combine
 import Foundation
 import NotificationCoalescing
 import UpdateContext
+import UpdateContextCompatibility
+import UpdateContextSwiftUI
 
 /// What ``playPublisherTrigger(values:fromAnotherThread:)`` saw.
 package struct PublisherTriggerResult: Equatable, Sendable {

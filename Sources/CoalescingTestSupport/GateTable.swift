@@ -1,4 +1,6 @@
 import UpdateContext
+import UpdateContextCompatibility
+import UpdateContextSwiftUI
 
 /// The SwiftUI update gates, as timelines: what evaluations of the parent, events and the content's own
 /// state changes do to a gated view. Platform-neutral, so that the same rows are checked on Linux

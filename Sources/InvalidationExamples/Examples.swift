@@ -4,6 +4,7 @@
 // Linux it holds only the platform-neutral example.
 import Foundation
 import UpdateContext
+import UpdateContextCompatibility
 
 /// A custom invalidation of a `ViewUpdating` object that is not a view.
 struct Recount: ViewUpdatingInvalidation {

@@ -4,6 +4,8 @@
 // holds only what needs neither SwiftUI nor Combine.
 import Foundation
 import UpdateContext
+import UpdateContextCompatibility
+import UpdateContextSwiftUI
 
 /// A source written from a background thread at a high rate; the views read it when they are told to.
 final class Sensor: @unchecked Sendable {

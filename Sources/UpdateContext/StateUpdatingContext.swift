@@ -49,7 +49,7 @@ public final class StateUpdatingContext<State: Equatable> {
     /// - Parameters:
     ///   - state: The initial state.
     ///   - animated: The default flag of the underlying context.
-    ///   - scheduler: When a cycle ends (see ``ViewUpdatingContext/init(animated:scheduler:refreshEvents:center:)``).
+    ///   - scheduler: When a cycle ends (see ``ViewUpdatingContext/init(animated:scheduler:refreshEvents:center:file:line:)``).
     ///   - refreshEvents: The lifecycle events that force a render (see the same initialiser).
     public init(
         state: State,

@@ -5,7 +5,7 @@ import NotificationCoalescing
 ///
 /// Call ``setNeedsUpdate(animated:)`` whenever state that the view shows changes, as often as you like
 /// and from any thread; the updaters registered with ``onUpdate(_:)`` run once, on the main thread,
-/// at the end of the cycle. Call ``update(animated:)`` to render at once (in `viewWillAppear`, say).
+/// at the end of the cycle. Call ``update(animated:file:line:)`` to render at once (in `viewWillAppear`, say).
 ///
 /// ```swift
 /// final class ProfileViewController: UIViewController {
@@ -45,8 +45,8 @@ import NotificationCoalescing
 /// > one of the common modes (where Core Animation commits): never while the main loop runs a private
 /// > mode (code waiting synchronously in a mode of its own); such work waits for the next common pass. ``setNeedsUpdate(animated:)``
 /// > may be called from any thread: a request made elsewhere is applied on the main thread, in arrival
-/// > order, and delivered in its next cycle. ``update(animated:)``, ``updateIfNeeded()``,
-/// > ``suspend()`` and ``resume()`` must be called on the main thread (a
+/// > order, and delivered in its next cycle. ``update(animated:file:line:)``, ``updateIfNeeded(file:line:)``,
+/// > ``suspend(file:line:)`` and ``resume(file:line:)`` must be called on the main thread (a
 /// > precondition says so). A request made while updaters run is delivered once, in a later cycle,
 /// > never recursively.
 ///
@@ -59,6 +59,8 @@ public final class ViewUpdatingContext: Sendable {
     // nonisolated(unsafe): `UpdateStorage` is a `ManagedBuffer`, which cannot be declared `Sendable`; it
     // synchronises itself (see its declaration), and this reference never changes.
     nonisolated(unsafe) let storage: UpdateStorage
+    /// What the other products' triggers (Combine) attach to: it outlives the context only to say it is gone.
+    package var updateLink: UpdateLink { storage.link }
     private let refreshEvents: [Notification.Name]
     private let refreshCenter: NotificationCenter
 
@@ -99,10 +101,12 @@ public final class ViewUpdatingContext: Sendable {
     ///     run on the thread that turns it), or your own `CoalescingScheduler` subclass. It must say that
     ///     its turns are the main thread's cycles (`isMainThreadScheduler`); any other is a programming
     ///     error, stopped by a precondition.
-    ///   - refreshEvents: Notifications that force an ``update(animated:)`` when posted: at once when
+    ///   - refreshEvents: Notifications that force an ``update(animated:file:line:)`` when posted: at once when
     ///     posted on the main thread, in the next cycle when posted elsewhere (several posted together
     ///     deliver once). Empty to observe nothing.
     ///   - center: The center the refresh events are observed on.
+    ///   - file: The caller's file (`#fileID`), named by a misuse message.
+    ///   - line: The caller's line, named by a misuse message.
     public init(
         animated: Bool = false,
         scheduler: CoalescingScheduler = .mainRunLoop,
@@ -180,11 +184,14 @@ public final class ViewUpdatingContext: Sendable {
 
     /// Delivers at once (synchronously) and cancels the update scheduled for the end of the cycle.
     ///
-    /// - Parameter animated: When given, the flag of this delivery; otherwise the pending flag, or
-    ///   ``animatesByDefault``.
+    /// - Parameters:
+    ///   - animated: When given, the flag of this delivery; otherwise the pending flag, or
+    ///     ``animatesByDefault``.
+    ///   - file: The caller's file (`#fileID`), named by a misuse message.
+    ///   - line: The caller's line, named by a misuse message.
     ///
     /// > Important: Main thread only. Called from inside an updater it does not recurse: the update is
-    /// > done in a later cycle. While suspended, it is kept until ``resume()``.
+    /// > done in a later cycle. While suspended, it is kept until ``resume(file:line:)``.
     /// >
     /// > Called on another thread — a mistake — it stops a debug build at the caller's line; a release
     /// > build writes a warning to standard error and makes the update in the next main-thread cycle
@@ -209,7 +216,7 @@ public final class ViewUpdatingContext: Sendable {
     /// applied yet.
     public var isUpdatePending: Bool { storage.isUpdatePending }
 
-    /// Stops deliveries, for a view that is off screen. Requests are kept; ``resume()`` delivers them once.
+    /// Stops deliveries, for a view that is off screen. Requests are kept; ``resume(file:line:)`` delivers them once.
     ///
     /// Calls nest: each `suspend()` needs one `resume()`. Main thread only: called on another thread — a
     /// mistake — it stops a debug build at the caller's line, and a release build warns on standard error
@@ -218,7 +225,7 @@ public final class ViewUpdatingContext: Sendable {
         storage.suspend(file: file, line: line)
     }
 
-    /// Ends one ``suspend()``; when the last one ends, delivers at once what was requested meanwhile
+    /// Ends one ``suspend(file:line:)``; when the last one ends, delivers at once what was requested meanwhile
     /// (once, with the flag the rules give). Main thread only.
     ///
     /// A `resume()` with no `suspend()` to end, or one called on another thread, is a mistake: a debug

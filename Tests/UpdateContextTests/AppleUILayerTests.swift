@@ -6,6 +6,8 @@
 import CoalescingTestSupport
 import Combine
 import UpdateContext
+import UpdateContextCompatibility
+import UpdateContextSwiftUI
 import XCTest
 
 final class CombineLayerTests: XCTestCase {

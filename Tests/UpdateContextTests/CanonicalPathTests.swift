@@ -1,6 +1,8 @@
 import Foundation
 import NotificationCoalescing
 import UpdateContext
+import UpdateContextCompatibility
+import UpdateContextSwiftUI
 import XCTest
 
 /// The canonical path: a `ViewUpdating` controller with `@NeedsUpdate` properties and one

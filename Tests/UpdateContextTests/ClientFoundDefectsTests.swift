@@ -2,6 +2,8 @@ import CoalescingTestSupport
 import CoreFoundation
 import Foundation
 import NotificationCoalescing
+import UpdateContextCompatibility
+import UpdateContextSwiftUI
 import XCTest
 
 @testable import UpdateContext

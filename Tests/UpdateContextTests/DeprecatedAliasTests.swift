@@ -1,6 +1,8 @@
 import Foundation
 import NotificationCoalescing
 import UpdateContext
+import UpdateContextCompatibility
+import UpdateContextSwiftUI
 import XCTest
 
 /// Each deprecated alias behaves exactly as the name it was renamed to (or, where the new name changed

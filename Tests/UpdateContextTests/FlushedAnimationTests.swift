@@ -2,6 +2,8 @@ import CoalescingTestSupport
 import Foundation
 import NotificationCoalescing
 import UpdateContext
+import UpdateContextCompatibility
+import UpdateContextSwiftUI
 import XCTest
 
 /// `animateWithFlushedUpdates(using:_:)`: UIKit 26's `.flushUpdates`, with a stand-in animation that

@@ -2,6 +2,8 @@ import CoalescingTestSupport
 import Foundation
 import NotificationCoalescing
 import UpdateContext
+import UpdateContextCompatibility
+import UpdateContextSwiftUI
 import XCTest
 
 /// `FramePacedScheduler` on the real main run loop (XCTest runs tests on the main thread). Everything is

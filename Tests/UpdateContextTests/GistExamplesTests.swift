@@ -1,6 +1,8 @@
 import CoalescingTestSupport
 import Foundation
 import UpdateContext
+import UpdateContextCompatibility
+import UpdateContextSwiftUI
 import XCTest
 
 // The seed gist's two examples, unchanged but for their `import` lines, over minimal stand-ins for the

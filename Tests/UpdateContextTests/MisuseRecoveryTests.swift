@@ -1,6 +1,8 @@
 import Foundation
 import NotificationCoalescing
 import UpdateContext
+import UpdateContextCompatibility
+import UpdateContextSwiftUI
 import XCTest
 
 /// Recoverable misuse: each is reported once, naming the caller's line, and the documented recovery

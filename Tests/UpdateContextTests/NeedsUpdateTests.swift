@@ -1,6 +1,8 @@
 import Foundation
 import NotificationCoalescing
 import UpdateContext
+import UpdateContextCompatibility
+import UpdateContextSwiftUI
 import XCTest
 
 private final class Profile: ViewUpdating {

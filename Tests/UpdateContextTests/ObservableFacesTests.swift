@@ -6,6 +6,8 @@ import Observation
 import XCTest
 
 @testable import UpdateContext
+import UpdateContextCompatibility
+import UpdateContextSwiftUI
 
 /// The `@Observable` faces of contexts, on every platform that has Observation (the `ObservableObject`
 /// faces are the same feed with Combine's publisher: tested by the macOS job). A face must change once

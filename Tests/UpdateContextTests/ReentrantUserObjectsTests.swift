@@ -1,6 +1,8 @@
 import CoalescingTestSupport
 import Foundation
 import NotificationCoalescing
+import UpdateContextCompatibility
+import UpdateContextSwiftUI
 import XCTest
 
 @testable import UpdateContext

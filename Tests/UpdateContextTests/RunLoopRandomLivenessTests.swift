@@ -3,6 +3,8 @@ import CoreFoundation
 import Foundation
 import NotificationCoalescing
 import UpdateContext
+import UpdateContextCompatibility
+import UpdateContextSwiftUI
 import XCTest
 
 /// Searching the run-loop paths nobody wrote an example for: a request made from an observer at a random

@@ -2,6 +2,8 @@ import CoalescingTestSupport
 import Foundation
 import NotificationCoalescing
 import UpdateContext
+import UpdateContextCompatibility
+import UpdateContextSwiftUI
 import XCTest
 
 /// The public scheduler contract, used from outside the package as a user would: no `@testable`.

@@ -4,6 +4,8 @@ import CoreFoundation
 import Foundation
 import NotificationCoalescing
 import UpdateContext
+import UpdateContextCompatibility
+import UpdateContextSwiftUI
 import XCTest
 
 #if canImport(Observation)

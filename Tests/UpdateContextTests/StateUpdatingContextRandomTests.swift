@@ -2,6 +2,8 @@ import CoalescingTestSupport
 import Foundation
 import NotificationCoalescing
 import UpdateContext
+import UpdateContextCompatibility
+import UpdateContextSwiftUI
 import XCTest
 
 /// `StateUpdatingContext` driven from several threads at once with random flags, checked against what

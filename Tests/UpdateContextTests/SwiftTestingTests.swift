@@ -2,6 +2,8 @@ import CoalescingTestSupport
 import Foundation
 import NotificationCoalescing
 import Testing
+import UpdateContextCompatibility
+import UpdateContextSwiftUI
 
 @testable import UpdateContext
 

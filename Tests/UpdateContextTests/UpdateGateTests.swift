@@ -2,6 +2,8 @@ import CoalescingTestSupport
 import Foundation
 import NotificationCoalescing
 import UpdateContext
+import UpdateContextCompatibility
+import UpdateContextSwiftUI
 import XCTest
 
 /// The decision logic of the SwiftUI update gates, on every platform: `UpdateGate` itself, and every row

@@ -1,5 +1,7 @@
 import CoalescingTestSupport
 import NotificationCoalescing
+import UpdateContextCompatibility
+import UpdateContextSwiftUI
 import XCTest
 
 @testable import UpdateContext

@@ -1,3 +1,5 @@
+import UpdateContextCompatibility
+import UpdateContextSwiftUI
 import XCTest
 
 @testable import UpdateContext

@@ -3,6 +3,8 @@ import CoalescingTestSupport
 import Foundation
 import NotificationCoalescing
 import UpdateContext
+import UpdateContextCompatibility
+import UpdateContextSwiftUI
 import XCTest
 
 /// Removal is final (CONTRACT.md): once an updater is removed — by its token, by `removeUpdaters()`,

@@ -3,6 +3,8 @@ import Foundation
 import NotificationCoalescing
 import Observation
 import UpdateContext
+import UpdateContextCompatibility
+import UpdateContextSwiftUI
 import XCTest
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)

@@ -12,6 +12,7 @@ import Foundation
 /// fallback, which never delivers a later batch: that one waits for its own pass.
 ///
 /// ```swift
+/// // not compiled: package API (PassSchedulerTests runs this)
 /// let scheduler = PassScheduler { print("pass requested") }
 /// let queue = NotificationCoalescingContext(scheduler: scheduler)
 /// queue.enqueue(Notification(name: .init("changed")))   // asks for the pass once
@@ -22,23 +23,23 @@ import Foundation
 /// > thread's cycles, like `.mainRunLoop`). `requestPass` is called on the main thread — at once when work is
 /// > scheduled there, through the main queue when it is scheduled elsewhere — once per batch. A pass
 /// > has no run-loop mode: a turn admits work of every mode.
-public final class PassScheduler: CoalescingScheduler, @unchecked Sendable {
+package final class PassScheduler: CoalescingScheduler, @unchecked Sendable {
     // @unchecked Sendable: `requestPass` is immutable and only called on the main thread; the turn state
     // is the base class's.
     private let requestPass: () -> Void
 
     /// - Parameter requestPass: Asks for the pass; called on the main thread, once per batch of work.
-    public init(requestPass: @escaping () -> Void) {
+    package init(requestPass: @escaping () -> Void) {
         self.requestPass = requestPass
         super.init(turnThread: .main)
     }
 
-    public override var isMainThreadScheduler: Bool { true }
+    package override var isMainThreadScheduler: Bool { true }
 
     /// True on the main thread, whichever thread created the scheduler.
-    public override var isCurrent: Bool { ThreadIdentity.isMainThread }
+    package override var isCurrent: Bool { ThreadIdentity.isMainThread }
 
-    public override func requestTurn(insideTurn: Bool) {
+    package override func requestTurn(insideTurn: Bool) {
         let batch = newestBatch
         if isCurrent {
             requestPass()
@@ -61,7 +62,7 @@ public final class PassScheduler: CoalescingScheduler, @unchecked Sendable {
     ///
     /// - Returns: How many clients had work waiting.
     @discardableResult
-    public func runPass() -> Int {
+    package func runPass() -> Int {
         precondition(isCurrent, "PassScheduler.runPass() must be called on the main thread (inside the pass)")
         return runTurn(mode: nil, isCommonMode: true)
     }

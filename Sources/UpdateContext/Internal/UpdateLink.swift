@@ -7,7 +7,7 @@ import NotificationCoalescing
 /// link is cut when the context goes: it then requests nothing and keeps nothing alive, and the tasks
 /// it tracks are cancelled. A weak reference would do the first half, but would give the core a side
 /// table and slow every retain of it.
-final class UpdateLink: Sendable {
+package final class UpdateLink: Sendable {
     private struct State {
         var core: UpdateStorage?
         var tasks: [UInt64: any LinkedRunner] = [:]
@@ -25,14 +25,14 @@ final class UpdateLink: Sendable {
     }
 
     /// `setNeedsUpdate(animated:)` on the context, if it is still there. Any thread.
-    func setNeedsUpdate(_ flag: Bool?) {
+    package func setNeedsUpdate(_ flag: Bool?) {
         state.withLock { $0.core }?.setNeedsUpdateFromOutside(flag)
     }
 
-    var isCut: Bool { state.withLock { $0.core == nil } }
+    package var isCut: Bool { state.withLock { $0.core == nil } }
 
     /// A key for a task about to start; pass it to ``register(_:key:)`` and ``finished(_:)``.
-    func reserveKey() -> UInt64 {
+    package func reserveKey() -> UInt64 {
         state.withLock { state in
             state.nextTask += 1
             return state.nextTask
@@ -41,7 +41,7 @@ final class UpdateLink: Sendable {
 
     /// Registers a task to cancel when the link is cut; cancels it at once if the link already is, or
     /// forgets it if it has already finished.
-    func register(_ task: any LinkedRunner, key: UInt64) {
+    package func register(_ task: any LinkedRunner, key: UInt64) {
         let cancelNow = state.withLock { state -> Bool in
             if state.core == nil { return true }
             if state.finished.remove(key) != nil { return false }
@@ -51,7 +51,7 @@ final class UpdateLink: Sendable {
         if cancelNow { task.cancel() }
     }
 
-    func finished(_ key: UInt64) {
+    package func finished(_ key: UInt64) {
         state.withLock { state in
             if state.tasks.removeValue(forKey: key) == nil {
                 state.finished.insert(key)  // finished before it was registered
@@ -94,7 +94,7 @@ final class UpdateLink: Sendable {
 }
 
 /// What a link cancels when the context goes: a task following an async sequence, a Combine subscriber.
-protocol LinkedRunner: Sendable {
+package protocol LinkedRunner: Sendable {
     func cancel()
     var isCancelled: Bool { get }
 }

@@ -21,18 +21,18 @@ extension ViewUpdatingContext {
     /// ```
     ///
     /// In order, on the main thread:
-    /// 1. ``updateIfNeeded()``: what was requested before — earlier changes — is delivered now, outside the
+    /// 1. ``updateIfNeeded(file:line:)``: what was requested before — earlier changes — is delivered now, outside the
     ///    animation, with the flag the rules give it, so it is not swept into the animation.
     /// 2. `animate` is called with a block that runs `changes`, then delivers what they requested at once,
-    ///    inside the animation, with `animated: true` (``update(animated:)``).
-    /// 3. ``updateIfNeeded()`` again: what the animated delivery requested is delivered after the
+    ///    inside the animation, with `animated: true` (``update(animated:file:line:)``).
+    /// 3. ``updateIfNeeded(file:line:)`` again: what the animated delivery requested is delivered after the
     ///    animation block, not in it.
     ///
     /// Only what `changes` requested is animated. When step 1 cannot deliver — the context is suspended,
     /// or this is called from inside one of its updaters — the earlier requests stay pending, and what
     /// `changes` requested is added after them as `setNeedsUpdate(animated: true)`, so the rules keep the
     /// earlier non-animated changes from animating: inside an updater, the next cycle delivers them
-    /// without animation at once and then the new ones animated; while suspended, ``resume()`` delivers
+    /// without animation at once and then the new ones animated; while suspended, ``resume(file:line:)`` delivers
     /// them all once, not animated if any asked not to be. `changes` that request nothing add nothing.
     ///
     /// - Parameters:
@@ -40,6 +40,8 @@ extension ViewUpdatingContext {
     ///     `NSAnimationContext.runAnimationGroup`, SwiftUI's `withAnimation`). One that does not call the
     ///     block before returning is a programming error, stopped by a precondition.
     ///   - changes: The changes to animate; they request updates as usual.
+    ///   - file: The caller's file (`#fileID`), named by a misuse message.
+    ///   - line: The caller's line, named by a misuse message.
     ///
     /// > Important: Main thread only (a precondition says so).
     public func animateWithFlushedUpdates(

@@ -1,7 +1,7 @@
 import Foundation
 import NotificationCoalescing
 
-/// Where a context made by ``ViewUpdatingContext/forUpdatePropertiesPass(animated:refreshEvents:)`` asks
+/// Where a context made by ``ViewUpdatingContext/makeForUpdatePropertiesPass(animated:refreshEvents:)`` asks
 /// for UIKit's pass: set by `deliverInUpdateProperties(of:)`, read on the main thread.
 final class PropertiesPassBinding: Sendable {
     private let request = Locked<(@Sendable () -> Void)?>(nil)
@@ -20,7 +20,7 @@ extension ViewUpdatingContext {
     /// UIKit tracks the `@Observable` properties the updaters read.
     ///
     /// Bind it to its view or view controller with `deliverInUpdateProperties(of:)`, and call
-    /// ``updateIfNeeded()`` from the override of `updateProperties()`:
+    /// ``updateIfNeeded(file:line:)`` from the override of `updateProperties()`:
     ///
     /// ```swift
     /// import UIKit
@@ -32,11 +32,13 @@ extension ViewUpdatingContext {
     ///
     ///     override init(frame: CGRect) {
     ///         super.init(frame: frame)
-    ///         updateContext.onUpdate { [weak self] _ in self?.label.text = self?.title }
     ///         updateContext.deliverInUpdateProperties(of: self)
+    ///         startUpdatingView()
     ///     }
     ///
     ///     required init?(coder: NSCoder) { fatalError() }
+    ///
+    ///     func updateView(animated: Bool) { label.text = title }
     ///
     ///     @available(iOS 26, *)
     ///     override func updateProperties() {
@@ -48,7 +50,7 @@ extension ViewUpdatingContext {
     ///
     /// On iOS 26 (built with an iOS 26 SDK) the context's cycle is the pass: a request calls the view's
     /// `setNeedsUpdateProperties()` (once per batch, on the main thread), and the updaters run when
-    /// `updateProperties()` calls ``updateIfNeeded()``. If no pass comes — the view is in no window, or
+    /// `updateProperties()` calls ``updateIfNeeded(file:line:)``. If no pass comes — the view is in no window, or
     /// the context was never bound — the context delivers by itself once the main queue has turned twice.
     /// Below iOS 26 it is an ordinary context delivering at the end of the main run loop's cycle, and
     /// binding does nothing.
@@ -64,7 +66,7 @@ extension ViewUpdatingContext {
     ///
     /// - Parameters:
     ///   - animated: The default flag.
-    ///   - refreshEvents: The lifecycle events that force an update (see ``init(animated:scheduler:refreshEvents:center:)``).
+    ///   - refreshEvents: The lifecycle events that force an update (see ``init(animated:scheduler:refreshEvents:center:file:line:)``).
     public static func makeForUpdatePropertiesPass(
         animated: Bool = false, refreshEvents: [Notification.Name] = ViewUpdatingContext.defaultRefreshEvents
     ) -> ViewUpdatingContext {
@@ -103,6 +105,22 @@ extension ViewUpdatingContext {
 
 #if canImport(UIKit) && !os(watchOS)
 import UIKit
+
+/// UIKit 26's update-properties pass, for the package's other products (`.properties` invalidation).
+package enum UIKitPropertiesPass {
+    /// Calls `view.setNeedsUpdateProperties()` where the SDK and the system have it (iOS 26); returns
+    /// whether it did.
+    @MainActor
+    package static func setNeedsUpdateProperties(of view: UIView) -> Bool {
+        #if canImport(UIKit, _version: 9000)
+        if #available(iOS 26, tvOS 26, visionOS 26, *) {
+            view.setNeedsUpdateProperties()
+            return true
+        }
+        #endif
+        return false
+    }
+}
 
 extension ViewUpdatingContext {
     /// Makes a context from ``makeForUpdatePropertiesPass(animated:refreshEvents:)`` ask `view` for its

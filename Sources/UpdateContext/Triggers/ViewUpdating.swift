@@ -5,26 +5,28 @@
 /// cycle, however many requests the cycle made.
 ///
 /// ```swift
+/// import UIKit
+///
 /// final class ProfileViewController: UIViewController, ViewUpdating {
 ///     let updateContext = ViewUpdatingContext()
 ///     @NeedsUpdate var name = ""                               // changes request an update
 ///     @NeedsUpdate(animated: true) var color = UIColor.black   // animated ones
-///     private let nameLabel = UILabel()
+///     private let nameView = UILabel()
 ///
 ///     override func viewDidLoad() {
 ///         super.viewDidLoad()
-///         view.addSubview(nameLabel)
+///         view.addSubview(nameView)
 ///         startUpdatingView()          // renders now, then once per cycle with changes
 ///     }
 ///
 ///     func updateView(animated: Bool) {
-///         nameLabel.text = name
+///         nameView.text = name
 ///         UIView.animate(withDuration: animated ? 0.3 : 0) { self.view.backgroundColor = self.color }
 ///     }
 /// }
 /// ```
 ///
-/// ``startUpdatingView()`` registers ``updateView(animated:)`` with the context, weakly (no `lazy var`,
+/// ``startUpdatingView(file:line:)`` registers ``updateView(animated:)`` with the context, weakly (no `lazy var`,
 /// no `[weak self]`: the context never keeps the object alive), and renders once at once, not animated.
 /// Then every ``NeedsUpdate`` property and every ``setNeedsUpdate(animated:)`` feeds the context, and the
 /// rules of ``ViewUpdatingContext/setNeedsUpdate(animated:)`` decide the flag. Requests made before
@@ -38,8 +40,8 @@ public protocol ViewUpdating: AnyObject {
     var updateContext: ViewUpdatingContext { get }
 
     /// Brings the view up to date with the object's state: the library calls it on the main thread, once
-    /// per cycle with requests, after ``startUpdatingView()``. Don't call it yourself; call
-    /// ``setNeedsUpdate(animated:)`` (or ``updateViewIfNeeded()`` to render pending changes now).
+    /// per cycle with requests, after ``startUpdatingView(file:line:)``. Don't call it yourself; call
+    /// ``setNeedsUpdate(animated:)`` (or ``updateViewIfNeeded(file:line:)`` to render pending changes now).
     ///
     /// - Parameter animated: Whether to animate the changes, as the context's rules decide.
     @MainActor func updateView(animated: Bool)
@@ -62,7 +64,7 @@ extension ViewUpdating {
     /// released object is never called. A second call does nothing: one object renders once per delivery.
     /// To stop, call `updateContext.removeUpdaters()`.
     ///
-    /// > Important: Main thread only, like ``ViewUpdatingContext/update(animated:)``; so is the manual
+    /// > Important: Main thread only, like ``ViewUpdatingContext/update(animated:file:line:)``; so is the manual
     /// > scheduler a test gives the context (it calls a main-actor method). Called on another thread — a
     /// > mistake — a debug build stops at the caller's line; a release build warns on standard error,
     /// > connects, and renders in the next main-thread cycle instead.
@@ -86,7 +88,7 @@ extension ViewUpdating {
     }
 
     /// Calls ``updateView(animated:)`` at once if an update is pending, like `layoutIfNeeded()`: the
-    /// context's ``ViewUpdatingContext/updateIfNeeded()``. Main thread only.
+    /// context's ``ViewUpdatingContext/updateIfNeeded(file:line:)``. Main thread only.
     public func updateViewIfNeeded(file: StaticString = #fileID, line: UInt = #line) {
         updateContext.updateIfNeeded(file: file, line: line)
     }

@@ -1,4 +1,4 @@
-/// A running ``ViewUpdatingContext/requestUpdates(from:animated:)-(S,_)`` (an async sequence, or on Apple
+/// A running ``ViewUpdatingContext/requestUpdates(from:animated:)`` (an async sequence, or on Apple
 /// platforms a Combine publisher): ``cancel()`` stops it, and so does releasing it.
 ///
 /// It behaves like Combine's `AnyCancellable` wherever it is stored: kept in a property, it runs as long
@@ -11,7 +11,7 @@ public final class UpdateSubscription: Sendable {
     /// `false` only for the deprecated `setNeedsUpdate(on:)`, which ran until cancelled or the context went.
     private let cancelsOnRelease: Bool
 
-    init(runner: any LinkedRunner, link: UpdateLink, cancelsOnRelease: Bool = true) {
+    package init(runner: any LinkedRunner, link: UpdateLink, cancelsOnRelease: Bool = true) {
         self.runner = runner
         self.link = link
         self.cancelsOnRelease = cancelsOnRelease
@@ -61,7 +61,7 @@ extension ViewUpdatingContext {
         subscribe(to: sequence, animated: animated, cancelsOnRelease: true)
     }
 
-    /// The old name of ``requestUpdates(from:animated:)-(S,_)``, with the old lifetime: the subscription runs
+    /// The old name of ``requestUpdates(from:animated:)``, with the old lifetime: the subscription runs
     /// until it is cancelled, the sequence finishes or the context is released, whether or not it is kept.
     @available(
         *, deprecated, renamed: "requestUpdates(from:animated:)",
@@ -93,7 +93,7 @@ extension ViewUpdatingContext {
         return UpdateSubscription(runner: task, link: link, cancelsOnRelease: cancelsOnRelease)
     }
 
-    /// How many ``requestUpdates(from:animated:)-(S,_)`` subscriptions are still running.
+    /// How many ``requestUpdates(from:animated:)`` subscriptions are still running.
     public var runningSubscriptions: Int {
         storage.runningSubscriptions
     }

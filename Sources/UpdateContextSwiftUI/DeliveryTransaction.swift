@@ -1,3 +1,5 @@
+import UpdateContext
+
 #if canImport(SwiftUI)
 import SwiftUI
 #endif

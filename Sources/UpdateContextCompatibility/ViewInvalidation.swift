@@ -1,4 +1,5 @@
 import Foundation
+import UpdateContext
 
 #if canImport(UIKit) && !os(watchOS)
 import UIKit
@@ -97,15 +98,9 @@ public struct ViewSystemInvalidation: ViewInvalidation, Sendable {
     }
 
     @MainActor private func invalidateProperties(_ view: UIView) -> Bool {
-        // UIKit 26's pass: only an SDK that has it (UIKit 9000 and later: the iOS 26 SDKs) compiles the call;
-        // `.properties` itself needs iOS 26, so an older SDK never makes this kind.
-        #if canImport(UIKit, _version: 9000)
-        if #available(iOS 26, tvOS 26, visionOS 26, *) {
-            view.setNeedsUpdateProperties()
-            return true
-        }
-        #endif
-        return false
+        // UIKit 26's pass, through the core module, where the SDK's UIKit version can be read (this module's
+        // `canImport(UIKit, _version:)` could not: the compiler found no version and took every SDK for 26).
+        UIKitPropertiesPass.setNeedsUpdateProperties(of: view)
     }
 
     @MainActor private func invalidateConfiguration(_ view: UIView) -> Bool {
@@ -163,12 +158,10 @@ extension ViewInvalidation where Self == ViewSystemInvalidation {
     ///
     /// Below iOS 26 there is no such pass; the closest this package offers is `.update`, a coalesced
     /// update of the view's ``ViewUpdating`` context at the end of the cycle (also before Core
-    /// Animation's layout and commit). Declared only when building with an SDK that has the pass (the
-    /// iOS 26 SDKs).
-    #if canImport(UIKit, _version: 9000)
+    /// Animation's layout and commit). Effective when building with an SDK that has the pass (the
+    /// iOS 26 SDKs; built with an older SDK it does nothing, since that UIKit has no such pass to ask for).
     @available(iOS 26, tvOS 26, visionOS 26, *)
     public static var properties: ViewSystemInvalidation { ViewSystemInvalidation(kind: .properties) }
-    #endif
     #endif
 
     #if !canImport(UIKit) && canImport(AppKit)

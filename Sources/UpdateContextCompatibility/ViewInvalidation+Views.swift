@@ -1,4 +1,5 @@
 import Foundation
+import UpdateContext
 
 // UIKit views exist on iOS, tvOS and visionOS (watchOS has UIKit but no UIView); AppKit views on macOS.
 #if canImport(UIKit) && !os(watchOS)

@@ -1,3 +1,5 @@
+import UpdateContext
+
 #if canImport(Observation)
 import NotificationCoalescing
 import Observation

@@ -38,16 +38,16 @@ public struct ContextDelivery: Hashable, Sendable, CustomStringConvertible {
 /// The face's `announce` runs on the main thread, inside the delivery, once per delivery (per render for a
 /// state context), after the updaters registered before it (updaters run in registration order). The feed
 /// removes its updater when it is released or ``stop()``ped.
-final class DeliveryFeed: Sendable {
+package final class DeliveryFeed: Sendable {
     private let token = Locked<ViewUpdatingContext.ViewUpdater?>(nil)
 
-    init() {}
+    package init() {}
 
     /// Starts announcing the deliveries of `context` (once; the face calls it at the end of its init).
     ///
     /// - Parameter announce: Called with each delivery. The context holds it until the feed stops:
     ///   capture the face weakly.
-    func start(on context: ViewUpdatingContext, _ announce: @escaping (ContextDelivery) -> Void) {
+    package func start(on context: ViewUpdatingContext, _ announce: @escaping (ContextDelivery) -> Void) {
         let storage = context.storage
         // The closure holds the storage, not the context: the context's release must stay possible.
         let token = context.onUpdate { [storage] animated in
@@ -62,7 +62,7 @@ final class DeliveryFeed: Sendable {
     /// their init): `announce` gets the rendered state and the delivery that rendered it, only when a
     /// delivery renders (a changed state, or a forced delivery). It starts as if `initial` had been
     /// rendered, and registering it requests nothing.
-    func start<State: Equatable>(
+    package func start<State: Equatable>(
         rendering context: StateUpdatingContext<State>, initial: State,
         _ announce: @escaping (State, ContextDelivery) -> Void
     ) {
@@ -71,7 +71,7 @@ final class DeliveryFeed: Sendable {
     }
 
     /// Stops announcing (idempotent, any thread: removal's rules, see ``ViewUpdatingContext/onUpdate(_:)``).
-    func stop() {
+    package func stop() {
         token.withLock { $0 }?.remove()
     }
 
@@ -86,7 +86,7 @@ extension ViewUpdatingContext {
     /// `make` runs outside every lock (it registers an updater); when two threads race, one face wins and
     /// the other is released (its feed removes its updater). A released context makes a face that is not
     /// kept (it announces nothing).
-    func face<Face: AnyObject & Sendable>(_ make: () -> Face) -> Face {
+    package func face<Face: AnyObject & Sendable>(_ make: () -> Face) -> Face {
         let link = storage.link
         if let face = link.face(Face.self) { return face }
         return link.adopt(make())

@@ -1,6 +1,9 @@
+import UpdateContext
+
 #if canImport(SwiftUI) && canImport(Combine)
 import Combine
 import SwiftUI
+import UpdateContextSwiftUI
 
 // The SwiftUI update gates: thin views over `UpdateGate`, whose decisions are tested on every platform.
 //

@@ -1,38 +1,34 @@
-import Foundation
+import UpdateContext
 
-#if canImport(UIKit) && !os(watchOS)
-import UIKit
-#elseif canImport(AppKit)
-import AppKit
-#endif
-
-#if (canImport(UIKit) && !os(watchOS)) || canImport(AppKit)
-/// `@ViewInvalidating` inside a view: a property that invalidates its view when its value changes, with
-/// Apple's invalidations (`.layout`, `.display`…), your own ``ViewInvalidation``s, and `.update`.
+/// A property of a class that invalidates the object when its value changes: a coalesced update, or
+/// your own invalidation — any number of them in one attribute. In a view (`UIView`, `NSView`),
+/// `@ViewInvalidating` is `ViewPropertyInvalidating` instead, which takes Apple's view invalidations
+/// (layout, display…) too.
 ///
-/// Inside `UIView` and `NSView` subclasses the name `ViewInvalidating` means this type (it is declared in
-/// an extension of the view class), so the attribute reads as Apple's:
+/// The shape of Apple's `@Invalidating` (iOS 15 / macOS 12) and of its backports, down to iOS 13 /
+/// macOS 10.15 and on Linux:
 ///
 /// ```swift
-/// import UIKit
-///
-/// final class BadgeView: UIView, ViewUpdating {
+/// final class ScoreModel: ViewUpdating {
 ///     let updateContext = ViewUpdatingContext()
-///     @ViewInvalidating(.display, .intrinsicContentSize) var text = ""
-///     @ViewInvalidating(.layout, .update(animated: true)) var isExpanded = false
+///     func updateView(animated: Bool) {}    // a model: its view renders
+///     @ViewInvalidating(.update) var points = 0                    // one coalesced update per cycle
+///     @ViewInvalidating(.update(animated: true)) var isLeading = false
 /// }
 /// ```
 ///
 /// Setting a value equal to the current one invalidates nothing; any other value runs every
-/// invalidation, in the order written, after storing it, then tells the view if it conforms to
-/// ``ViewInvalidationObserving``. Up to ten invalidations.
+/// invalidation, in the order written, after storing it. Up to ten invalidations, as Apple's wrapper.
 ///
-/// > Important: Views are main-thread only: setting the property elsewhere stops on a precondition.
-/// > `.update` in a view that does not conform to ``ViewUpdating`` compiles (Swift gives a property wrapper
-/// > a single enclosing-instance subscript, so the view's one cannot also demand `ViewUpdating`) and stops
-/// > on a precondition that names the view at the first change.
+/// Misuse does not compile: outside a view, only ``ViewUpdatingInvalidation``s are accepted (`.update` and
+/// your own), and only in a class that conforms to ``ViewUpdating``; view invalidations such as
+/// `.layout` exist only inside `UIView` and `NSView` subclasses; and it works only on stored properties
+/// of classes.
+///
+/// > Important: Invalidations run on the thread that sets the property. `.update` may run anywhere (the
+/// > context takes requests from any thread); your own may run wherever your type allows.
 @propertyWrapper
-public struct ViewPropertyInvalidating<Value: Equatable, Invalidation: ViewInvalidation> {
+public struct ViewInvalidating<Value: Equatable, Invalidation: ViewUpdatingInvalidation> {
     private var value: Value
     private let invalidation: Invalidation
 
@@ -44,15 +40,15 @@ public struct ViewPropertyInvalidating<Value: Equatable, Invalidation: ViewInval
 
     /// A property running 2 invalidations, in the order written, whenever it changes.
     public init<I1, I2>(wrappedValue: Value, _ invalidation1: I1, _ invalidation2: I2)
-    where Invalidation == InvalidationPair<I1, I2>, I1: ViewInvalidation, I2: ViewInvalidation {
+    where Invalidation == InvalidationPair<I1, I2>, I1: ViewUpdatingInvalidation, I2: ViewUpdatingInvalidation {
         self.init(wrappedValue: wrappedValue, InvalidationPair(invalidation1, invalidation2))
     }
 
     /// A property running 3 invalidations, in the order written, whenever it changes.
     public init<I1, I2, I3>(wrappedValue: Value, _ invalidation1: I1, _ invalidation2: I2, _ invalidation3: I3)
     where
-        Invalidation == InvalidationPair<InvalidationPair<I1, I2>, I3>, I1: ViewInvalidation, I2: ViewInvalidation,
-        I3: ViewInvalidation
+        Invalidation == InvalidationPair<InvalidationPair<I1, I2>, I3>, I1: ViewUpdatingInvalidation,
+        I2: ViewUpdatingInvalidation, I3: ViewUpdatingInvalidation
     {
         self.init(
             wrappedValue: wrappedValue, InvalidationPair(InvalidationPair(invalidation1, invalidation2), invalidation3))
@@ -63,8 +59,9 @@ public struct ViewPropertyInvalidating<Value: Equatable, Invalidation: ViewInval
         wrappedValue: Value, _ invalidation1: I1, _ invalidation2: I2, _ invalidation3: I3, _ invalidation4: I4
     )
     where
-        Invalidation == InvalidationPair<InvalidationPair<InvalidationPair<I1, I2>, I3>, I4>, I1: ViewInvalidation,
-        I2: ViewInvalidation, I3: ViewInvalidation, I4: ViewInvalidation
+        Invalidation == InvalidationPair<InvalidationPair<InvalidationPair<I1, I2>, I3>, I4>,
+        I1: ViewUpdatingInvalidation, I2: ViewUpdatingInvalidation, I3: ViewUpdatingInvalidation,
+        I4: ViewUpdatingInvalidation
     {
         self.init(
             wrappedValue: wrappedValue,
@@ -79,7 +76,8 @@ public struct ViewPropertyInvalidating<Value: Equatable, Invalidation: ViewInval
     )
     where
         Invalidation == InvalidationPair<InvalidationPair<InvalidationPair<InvalidationPair<I1, I2>, I3>, I4>, I5>,
-        I1: ViewInvalidation, I2: ViewInvalidation, I3: ViewInvalidation, I4: ViewInvalidation, I5: ViewInvalidation
+        I1: ViewUpdatingInvalidation, I2: ViewUpdatingInvalidation, I3: ViewUpdatingInvalidation,
+        I4: ViewUpdatingInvalidation, I5: ViewUpdatingInvalidation
     {
         self.init(
             wrappedValue: wrappedValue,
@@ -97,8 +95,8 @@ public struct ViewPropertyInvalidating<Value: Equatable, Invalidation: ViewInval
     where
         Invalidation == InvalidationPair<
             InvalidationPair<InvalidationPair<InvalidationPair<InvalidationPair<I1, I2>, I3>, I4>, I5>, I6
-        >, I1: ViewInvalidation, I2: ViewInvalidation, I3: ViewInvalidation, I4: ViewInvalidation, I5: ViewInvalidation,
-        I6: ViewInvalidation
+        >, I1: ViewUpdatingInvalidation, I2: ViewUpdatingInvalidation, I3: ViewUpdatingInvalidation,
+        I4: ViewUpdatingInvalidation, I5: ViewUpdatingInvalidation, I6: ViewUpdatingInvalidation
     {
         self.init(
             wrappedValue: wrappedValue,
@@ -119,8 +117,9 @@ public struct ViewPropertyInvalidating<Value: Equatable, Invalidation: ViewInval
             InvalidationPair<
                 InvalidationPair<InvalidationPair<InvalidationPair<InvalidationPair<I1, I2>, I3>, I4>, I5>, I6
             >, I7
-        >, I1: ViewInvalidation, I2: ViewInvalidation, I3: ViewInvalidation, I4: ViewInvalidation, I5: ViewInvalidation,
-        I6: ViewInvalidation, I7: ViewInvalidation
+        >, I1: ViewUpdatingInvalidation, I2: ViewUpdatingInvalidation, I3: ViewUpdatingInvalidation,
+        I4: ViewUpdatingInvalidation, I5: ViewUpdatingInvalidation, I6: ViewUpdatingInvalidation,
+        I7: ViewUpdatingInvalidation
     {
         self.init(
             wrappedValue: wrappedValue,
@@ -144,8 +143,9 @@ public struct ViewPropertyInvalidating<Value: Equatable, Invalidation: ViewInval
                     InvalidationPair<InvalidationPair<InvalidationPair<InvalidationPair<I1, I2>, I3>, I4>, I5>, I6
                 >, I7
             >, I8
-        >, I1: ViewInvalidation, I2: ViewInvalidation, I3: ViewInvalidation, I4: ViewInvalidation, I5: ViewInvalidation,
-        I6: ViewInvalidation, I7: ViewInvalidation, I8: ViewInvalidation
+        >, I1: ViewUpdatingInvalidation, I2: ViewUpdatingInvalidation, I3: ViewUpdatingInvalidation,
+        I4: ViewUpdatingInvalidation, I5: ViewUpdatingInvalidation, I6: ViewUpdatingInvalidation,
+        I7: ViewUpdatingInvalidation, I8: ViewUpdatingInvalidation
     {
         self.init(
             wrappedValue: wrappedValue,
@@ -172,8 +172,9 @@ public struct ViewPropertyInvalidating<Value: Equatable, Invalidation: ViewInval
                     >, I7
                 >, I8
             >, I9
-        >, I1: ViewInvalidation, I2: ViewInvalidation, I3: ViewInvalidation, I4: ViewInvalidation, I5: ViewInvalidation,
-        I6: ViewInvalidation, I7: ViewInvalidation, I8: ViewInvalidation, I9: ViewInvalidation
+        >, I1: ViewUpdatingInvalidation, I2: ViewUpdatingInvalidation, I3: ViewUpdatingInvalidation,
+        I4: ViewUpdatingInvalidation, I5: ViewUpdatingInvalidation, I6: ViewUpdatingInvalidation,
+        I7: ViewUpdatingInvalidation, I8: ViewUpdatingInvalidation, I9: ViewUpdatingInvalidation
     {
         self.init(
             wrappedValue: wrappedValue,
@@ -206,8 +207,10 @@ public struct ViewPropertyInvalidating<Value: Equatable, Invalidation: ViewInval
                     >, I8
                 >, I9
             >, I10
-        >, I1: ViewInvalidation, I2: ViewInvalidation, I3: ViewInvalidation, I4: ViewInvalidation, I5: ViewInvalidation,
-        I6: ViewInvalidation, I7: ViewInvalidation, I8: ViewInvalidation, I9: ViewInvalidation, I10: ViewInvalidation
+        >, I1: ViewUpdatingInvalidation, I2: ViewUpdatingInvalidation, I3: ViewUpdatingInvalidation,
+        I4: ViewUpdatingInvalidation, I5: ViewUpdatingInvalidation, I6: ViewUpdatingInvalidation,
+        I7: ViewUpdatingInvalidation, I8: ViewUpdatingInvalidation, I9: ViewUpdatingInvalidation,
+        I10: ViewUpdatingInvalidation
     {
         self.init(
             wrappedValue: wrappedValue,
@@ -223,41 +226,74 @@ public struct ViewPropertyInvalidating<Value: Equatable, Invalidation: ViewInval
                     invalidation9), invalidation10))
     }
 
-    @available(*, unavailable, message: "@ViewInvalidating works only on stored properties of views")
+    @available(*, unavailable, message: "@ViewInvalidating works only on stored properties of classes")
     public var wrappedValue: Value {
         get { fatalError("unavailable") }
         set { fatalError("unavailable") }
     }
 
-    /// The enclosing object must be a view: that is what the invalidations act on.
-    public static subscript<EnclosingSelf: InvalidatedView>(
+    /// The enclosing object must conform to ``ViewUpdating``: that is what the invalidations act on.
+    public static subscript<EnclosingSelf: ViewUpdating>(
         _enclosingInstance instance: EnclosingSelf,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
-        storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, ViewPropertyInvalidating<Value, Invalidation>>
+        storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, ViewInvalidating<Value, Invalidation>>
     ) -> Value {
         get { instance[keyPath: storageKeyPath].value }
         set {
-            precondition(
-                Thread.isMainThread,
-                "@ViewInvalidating property of \(type(of: instance)) set off the main thread: views are main-thread only"
-            )
             let old = instance[keyPath: storageKeyPath]
             guard old.value != newValue else { return }
             instance[keyPath: storageKeyPath].value = newValue
-            old.invalidation.invalidate(view: instance)
-            if let observer = instance as Any as? any ViewInvalidationObserving {
-                let onMain = MainThreadObserver(observer: observer, view: instance)
-                MainActor.assumeIsolated { onMain.observer.invalidate(view: onMain.view) }
-            }
+            old.invalidation.invalidate(object: instance)
         }
     }
 }
 
-/// An observer and its view, handed to the main actor from code already running on the main thread.
-private struct MainThreadObserver: @unchecked Sendable {
-    // @unchecked Sendable: made and used on the main thread only (the setter checks it first).
-    let observer: any ViewInvalidationObserving
-    let view: InvalidatedView
+/// What a ``ViewInvalidating`` property outside a view does to its object when its value changes: `.update`,
+/// or your own.
+///
+/// ```swift
+/// struct Reload: ViewUpdatingInvalidation {
+///     func invalidate(object: any ViewUpdating) {
+///         (object as? ListModel)?.reloadRows()
+///     }
+/// }
+///
+/// final class ListModel: ViewUpdating {
+///     let updateContext = ViewUpdatingContext()
+///     func updateView(animated: Bool) {}
+///     @ViewInvalidating(Reload(), .update) var rows: [String] = []
+///     func reloadRows() {}
+/// }
+/// ```
+///
+/// > Important: ``invalidate(object:)`` runs on the thread that sets the property, after the new value is
+/// > stored.
+public protocol ViewUpdatingInvalidation {
+    /// Invalidates `object`, the instance whose ``ViewInvalidating`` property just changed.
+    func invalidate(object: any ViewUpdating)
 }
 
-#endif
+/// Two invalidations run in turn: what a list of invalidations in one attribute becomes (Apple's
+/// `UIView.Invalidations.Tuple`). It is an invalidation of whatever kind both of its members are.
+public struct InvalidationPair<First, Second> {
+    /// The invalidation that runs first.
+    public let first: First
+    /// The invalidation that runs second.
+    public let second: Second
+
+    /// The two invalidations, run in this order.
+    public init(_ first: First, _ second: Second) {
+        self.first = first
+        self.second = second
+    }
+}
+
+extension InvalidationPair: Sendable where First: Sendable, Second: Sendable {}
+
+extension InvalidationPair: ViewUpdatingInvalidation
+where First: ViewUpdatingInvalidation, Second: ViewUpdatingInvalidation {
+    public func invalidate(object: any ViewUpdating) {
+        first.invalidate(object: object)
+        second.invalidate(object: object)
+    }
+}

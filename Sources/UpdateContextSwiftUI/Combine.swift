@@ -1,3 +1,5 @@
+import UpdateContext
+
 #if canImport(Combine)
 import Combine
 import NotificationCoalescing
@@ -163,7 +165,7 @@ extension ViewUpdatingContext {
     private func subscribe<P: Publisher>(to publisher: P, animated: Bool?, cancelsOnRelease: Bool)
         -> UpdateSubscription
     {
-        let link = storage.link
+        let link = updateLink
         let key = link.reserveKey()
         let trigger = PublisherTrigger<P.Output, P.Failure>(link: link, key: key, animated: animated)
         link.register(trigger, key: key)

@@ -1,5 +1,6 @@
 import Foundation
 import NotificationCoalescing
+import UpdateContext
 
 /// A controller rendered from one `Equatable` state: the shape of Rightpoint's ViewState, coalesced
 /// through this package.

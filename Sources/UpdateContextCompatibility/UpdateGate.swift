@@ -1,4 +1,5 @@
 import CCoalescingSupport
+import UpdateContext
 
 /// The decision behind the SwiftUI update gates (`updatesOnly(onChangeOf:)` and the others): whether a
 /// new evaluation of a gated view's parent reaches the gated content.
@@ -10,6 +11,7 @@ import CCoalescingSupport
 /// layer only carries it.
 ///
 /// ```swift
+/// // not compiled: package API (GateTable runs this)
 /// let shown = UpdateGate(onChangeOf: 1)
 /// let same = UpdateGate(onChangeOf: 1)
 /// let changed = UpdateGate(onChangeOf: 2)
@@ -35,9 +37,9 @@ import CCoalescingSupport
 /// > Note: A value, usable from any thread when `Key` is `Sendable`. Each gate records when it was
 /// > made (a process-wide counter), so the comparison does not depend on which side SwiftUI passes
 /// > first: SwiftUI does not document the order of `==`'s operands.
-public struct UpdateGate<Key: Equatable> {
+package struct UpdateGate<Key: Equatable> {
     /// How a gate decides.
-    public enum Rule: Hashable, Sendable {
+    package enum Rule: Hashable, Sendable {
         /// Passes when the key changed.
         case onChange
         /// Passes while the newer gate is open.
@@ -45,16 +47,16 @@ public struct UpdateGate<Key: Equatable> {
     }
 
     /// The gate's rule.
-    public let rule: Rule
+    package let rule: Rule
     /// What the content depends on (for ``Rule/onChange``).
-    public let key: Key
+    package let key: Key
     /// Whether the gate is open (for ``Rule/whileOpen``; `true` for ``Rule/onChange``).
-    public let isOpen: Bool
+    package let isOpen: Bool
     /// The order in which gates were made: a later gate has a larger number.
-    public let generation: UInt64
+    package let generation: UInt64
 
     /// A gate that passes when `key` differs from the key the content last got.
-    public init(onChangeOf key: Key) {
+    package init(onChangeOf key: Key) {
         self.init(rule: .onChange, key: key, isOpen: true)
     }
 
@@ -67,7 +69,7 @@ public struct UpdateGate<Key: Equatable> {
 
     /// Whether this gate, made for a newer evaluation of the parent, reaches the content that last got
     /// `previous`.
-    public func passes(after previous: UpdateGate) -> Bool {
+    package func passes(after previous: UpdateGate) -> Bool {
         switch rule {
         case .onChange: return key != previous.key
         case .whileOpen: return isOpen
@@ -77,7 +79,7 @@ public struct UpdateGate<Key: Equatable> {
     /// Whether the newer of this gate and `other` (by ``generation``) passes after the older; `false` for
     /// a gate and itself. Symmetric: what a gated view answers when SwiftUI compares it with the one it
     /// holds, whichever SwiftUI passes first.
-    public func passes(comparedWith other: UpdateGate) -> Bool {
+    package func passes(comparedWith other: UpdateGate) -> Bool {
         if generation == other.generation { return false }
         return generation < other.generation ? other.passes(after: self) : passes(after: other)
     }
@@ -85,7 +87,7 @@ public struct UpdateGate<Key: Equatable> {
 
 extension UpdateGate where Key == Bool {
     /// A gate that passes whenever it is open (`isOpen`), whatever the content last got.
-    public static func whileOpen(_ isOpen: Bool) -> UpdateGate<Bool> {
+    package static func whileOpen(_ isOpen: Bool) -> UpdateGate<Bool> {
         UpdateGate(rule: .whileOpen, key: isOpen, isOpen: isOpen)
     }
 }
