@@ -114,10 +114,12 @@ final class TitleModel {
 #if canImport(UIKit) && canImport(Combine) && !os(watchOS)
 import UIKit
 
-/// A UIKit controller updated by the Combine trigger, and told about deliveries by the publisher.
-final class TitleViewController: UIViewController {
+/// A UIKit controller on the canonical path (`ViewUpdating`), fed by `@NeedsUpdate` and the Combine
+/// trigger, and told about deliveries by the publisher.
+final class TitleViewController: UIViewController, ViewUpdating {
     private let model: TitleModel
-    private let context = ViewUpdatingContext()
+    let updateContext = ViewUpdatingContext()
+    @NeedsUpdate var badge = 0
     private let titleLabel = UILabel()
     private var subscriptions = Set<AnyCancellable>()
     private(set) var deliveryCount = 0
@@ -125,22 +127,22 @@ final class TitleViewController: UIViewController {
     init(model: TitleModel) {
         self.model = model
         super.init(nibName: nil, bundle: nil)
-        context.onUpdate { [weak self] animated in self?.render(animated: animated) }
-        context.requestUpdates(from: model.$title.dropFirst()).store(in: &subscriptions)
-        context.requestUpdates(from: model.$subtitle.dropFirst(), animated: true).store(in: &subscriptions)
-        context.deliveries.sink { [weak self] _ in self?.deliveryCount += 1 }.store(in: &subscriptions)
+        updateContext.requestUpdates(from: model.$title.dropFirst()).store(in: &subscriptions)
+        updateContext.requestUpdates(from: model.$subtitle.dropFirst(), animated: true).store(in: &subscriptions)
+        updateContext.deliveries.sink { [weak self] _ in self?.deliveryCount += 1 }.store(in: &subscriptions)
     }
 
     @available(*, unavailable)
     required init?(coder: NSCoder) { fatalError("not used") }
 
-    override func viewWillAppear(_ animated: Bool) {
-        super.viewWillAppear(animated)
-        context.update()
+    override func viewDidLoad() {
+        super.viewDidLoad()
+        view.addSubview(titleLabel)
+        startUpdatingView()
     }
 
-    private func render(animated: Bool) {
-        let text = model.title + " — " + model.subtitle
+    func updateView(animated: Bool) {
+        let text = model.title + " — " + model.subtitle + (badge > 0 ? " (\(badge))" : "")
         if animated {
             UIView.animate(withDuration: 0.25) { self.titleLabel.text = text }
         } else {
@@ -151,10 +153,12 @@ final class TitleViewController: UIViewController {
 #elseif canImport(AppKit) && canImport(Combine)
 import AppKit
 
-/// An AppKit controller updated by the Combine trigger, and told about deliveries by the publisher.
-final class TitleViewController: NSViewController {
+/// An AppKit controller on the canonical path (`ViewUpdating`), fed by `@NeedsUpdate` and the Combine
+/// trigger, and told about deliveries by the publisher.
+final class TitleViewController: NSViewController, ViewUpdating {
     private let model: TitleModel
-    private let context = ViewUpdatingContext()
+    let updateContext = ViewUpdatingContext()
+    @NeedsUpdate var badge = 0
     private let titleField = NSTextField(labelWithString: "")
     private var subscriptions = Set<AnyCancellable>()
     private(set) var deliveryCount = 0
@@ -162,22 +166,25 @@ final class TitleViewController: NSViewController {
     init(model: TitleModel) {
         self.model = model
         super.init(nibName: nil, bundle: nil)
-        context.onUpdate { [weak self] animated in self?.render(animated: animated) }
-        context.requestUpdates(from: model.$title.dropFirst()).store(in: &subscriptions)
-        context.requestUpdates(from: model.$subtitle.dropFirst(), animated: true).store(in: &subscriptions)
-        context.deliveries.sink { [weak self] _ in self?.deliveryCount += 1 }.store(in: &subscriptions)
+        updateContext.requestUpdates(from: model.$title.dropFirst()).store(in: &subscriptions)
+        updateContext.requestUpdates(from: model.$subtitle.dropFirst(), animated: true).store(in: &subscriptions)
+        updateContext.deliveries.sink { [weak self] _ in self?.deliveryCount += 1 }.store(in: &subscriptions)
     }
 
     @available(*, unavailable)
     required init?(coder: NSCoder) { fatalError("not used") }
 
-    override func viewWillAppear() {
-        super.viewWillAppear()
-        context.update()
+    override func loadView() {
+        view = titleField
     }
 
-    private func render(animated: Bool) {
-        let text = model.title + " — " + model.subtitle
+    override func viewDidLoad() {
+        super.viewDidLoad()
+        startUpdatingView()
+    }
+
+    func updateView(animated: Bool) {
+        let text = model.title + " — " + model.subtitle + (badge > 0 ? " (\(badge))" : "")
         if animated {
             titleField.animator().stringValue = text
         } else {
