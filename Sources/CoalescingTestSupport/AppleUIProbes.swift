@@ -25,6 +25,10 @@ package struct PublisherTriggerResult: Equatable, Sendable {
     package var cancelledAfterContextReleased: Bool
     /// Whether the upstream saw its subscription cancelled when the context was released.
     package var upstreamCancelledByRelease: Bool
+    /// Lifetimes, like `AnyCancellable`'s: whether the upstream was cancelled when the subscription itself
+    /// was released (kept in a variable), and when the `Set<AnyCancellable>` it was stored in was emptied.
+    package var upstreamCancelledBySubscriptionRelease: Bool
+    package var upstreamCancelledBySetRelease: Bool
 }
 
 /// Plays the Combine trigger on a manual scheduler (the calling thread is the main thread's stand-in).
@@ -55,6 +59,17 @@ package func playPublisherTrigger(values: Int, fromAnotherThread: Bool) -> Publi
     let runningAfterCompletion = context!.runningSubscriptions
     withExtendedLifetime(finishing) {}
 
+    var releasedCancelled = false
+    var kept: UpdateSubscription? = context!.requestUpdates(
+        from: PassthroughSubject<Int, Never>().handleEvents(receiveCancel: { releasedCancelled = true }))
+    kept = nil
+    var setCancelled = false
+    var set = Set<AnyCancellable>()
+    context!.requestUpdates(from: PassthroughSubject<Int, Never>().handleEvents(receiveCancel: { setCancelled = true }))
+        .store(in: &set)
+    let cancelledWhileInSet = setCancelled
+    set.removeAll()
+
     var upstreamCancelled = false
     let upstream = PassthroughSubject<Int, Never>().handleEvents(receiveCancel: { upstreamCancelled = true })
     let held = context!.requestUpdates(from: upstream)
@@ -63,7 +78,9 @@ package func playPublisherTrigger(values: Int, fromAnotherThread: Bool) -> Publi
         deliveriesAfterValues: afterValues, flags: flags, deliveriesAfterCancel: afterCancel,
         cancelledAfterCancel: subscription.isCancelled, runningAfterCancel: running,
         runningAfterCompletion: runningAfterCompletion, cancelledAfterContextReleased: held.isCancelled,
-        upstreamCancelledByRelease: upstreamCancelled)
+        upstreamCancelledByRelease: upstreamCancelled,
+        upstreamCancelledBySubscriptionRelease: releasedCancelled && kept == nil,
+        upstreamCancelledBySetRelease: !cancelledWhileInSet && setCancelled)
 }
 
 /// Combine's subjects lock their own state but are not declared `Sendable`.

@@ -22,6 +22,8 @@ final class CombineLayerTests: XCTestCase {
             XCTAssertEqual(result.runningAfterCompletion, 0, "a completed publisher ends its subscription")
             XCTAssertTrue(result.cancelledAfterContextReleased)
             XCTAssertTrue(result.upstreamCancelledByRelease, "releasing the context cancels upstream")
+            XCTAssertTrue(result.upstreamCancelledBySubscriptionRelease, "releasing the subscription cancels it")
+            XCTAssertTrue(result.upstreamCancelledBySetRelease, "kept in a set: cancelled when the set lets it go")
         }
     }
 
