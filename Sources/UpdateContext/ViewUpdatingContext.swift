@@ -53,9 +53,6 @@ import NotificationCoalescing
 /// The context does not keep its owner alive (capture `[weak self]` in updaters). Released — even
 /// inside one of its own updaters — it delivers nothing more and frees its updaters at once.
 public final class ViewUpdatingContext: Sendable {
-    /// The token ``onUpdate(_:)`` returns; `remove()` removes that updater.
-    public typealias ViewUpdater = NotificationObserver
-
     // nonisolated(unsafe): `UpdateStorage` is a `ManagedBuffer`, which cannot be declared `Sendable`; it
     // synchronises itself (see its declaration), and this reference never changes.
     nonisolated(unsafe) let storage: UpdateStorage
@@ -147,18 +144,14 @@ public final class ViewUpdatingContext: Sendable {
     /// even later in a delivery under way, and what it captured is released at once. From another thread,
     /// removal never waits: once it has returned no call of the updater begins, and the one call the main
     /// thread had already begun — claimed the updater, atomically with the removal, just before calling
-    /// it — finishes normally (see `NotificationObserver`). An updater added
+    /// it — finishes normally (see ``ViewUpdater``). An updater added
     /// during a delivery first runs in the next.
     ///
     /// - Returns: A token; `remove()` removes this updater (any thread).
     @discardableResult
     public func onUpdate(_ closure: @escaping (_ animated: Bool) -> Void) -> ViewUpdater {
         let id = storage.addUpdater(closure)
-        // The token holds the storage strongly, not weakly: a weak reference would give the storage a
-        // side table, which sends every retain and release of it down the runtime's slow path (measured:
-        // two thirds of a fan-out's time). The storage is small, and without its context it delivers
-        // nothing and holds no updater. A target and an id, not a closure: one allocation less per updater.
-        return ViewUpdater(target: storage, id: id)
+        return ViewUpdater(storage: storage, id: id)
     }
 
     /// Removes every updater, at once and for good (see ``onUpdate(_:)``). Pending requests stay pending

@@ -20,6 +20,11 @@ extension UpdateStorage {
         return underWay
     }
 
+    /// Whether updater `id` is still registered (any thread).
+    func hasUpdater(_ id: UInt64) -> Bool {
+        !isCancelled && withShared { $0.updaters.contains(id: id) }
+    }
+
     func removeAllUpdaters() {
         _ = removeAllUpdatersReportingCallUnderWay()
     }

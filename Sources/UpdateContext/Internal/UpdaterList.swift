@@ -55,6 +55,11 @@ struct UpdaterList {
         return rest[low]
     }
 
+    /// Whether the updater with `id` is registered (O(log n)).
+    func contains(id: UInt64) -> Bool {
+        id > 0 && next(after: id - 1, upTo: id) != nil
+    }
+
     /// Removes the updater with `id`; returns what was removed (to be released outside the lock).
     mutating func remove(id: UInt64) -> UpdaterEntry? {
         if let head = first, head.id == id {
