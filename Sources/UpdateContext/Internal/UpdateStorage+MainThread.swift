@@ -1,0 +1,157 @@
+import CCoalescingSupport
+import Foundation
+import NotificationCoalescing
+
+// The main thread's API of a context (and its recoveries when called elsewhere), and the lifecycle and
+// outside entry points.
+extension UpdateStorage {
+    /// `update(animated:)`. Off the main thread — a mistake — it reports (debug builds stop at the
+    /// caller's line) and becomes a forced update in the next main-thread cycle, as a lifecycle refresh
+    /// posted there does.
+    func update(_ flag: Bool?, file: StaticString, line: UInt) {
+        guard isOnSchedulerThread else {
+            Misuse.recoverable(
+                "ViewUpdatingContext.update(animated:) must be called on the main thread (the scheduler's "
+                    + "thread): it delivers synchronously. Call setNeedsUpdate(animated:) from other threads; "
+                    + "this call becomes an update in the next main-thread cycle.",
+                file: file, line: line)
+            post(.update(flag))
+            return
+        }
+        drainInboxIfNeeded()
+        perform(machinePointer.pointee.update(flag, defaultAnimated: animated))
+    }
+
+    /// A lifecycle event: `update()` on the main thread, a deferred update anywhere else. Called by the
+    /// refresh hub, which may reach a context being released on another thread: it holds the scheduler
+    /// for the call, or does nothing once the context is gone.
+    func refresh() {
+        guard let scheduler = retainedScheduler() else { return }
+        withExtendedLifetime(scheduler) {
+            guard isOnSchedulerThread else {
+                post(.update(nil))
+                return
+            }
+            drainInboxIfNeeded()
+            perform(machinePointer.pointee.update(nil, defaultAnimated: animated))
+        }
+    }
+
+    /// `setNeedsUpdate(animated:)` from outside the context (the link: Observation's `onChange`, async
+    /// sequences), which may run while the context is being released on another thread: it holds the
+    /// scheduler for the call, or does nothing once the context is gone.
+    func setNeedsUpdateFromOutside(_ flag: Bool?) {
+        guard let scheduler = retainedScheduler() else { return }
+        withExtendedLifetime(scheduler) { setNeedsUpdate(flag) }
+    }
+
+    func updateIfNeeded(file: StaticString, line: UInt) {
+        guard isOnSchedulerThread else {
+            Misuse.recoverable(
+                "ViewUpdatingContext.updateIfNeeded() must be called on the main thread (the scheduler's "
+                    + "thread); ignored: what is pending is delivered at the end of the main thread's cycle.",
+                file: file, line: line)
+            return
+        }
+        // On a pass scheduler, `updateIfNeeded()` is how the pass arrives (UIKit's `updateProperties()`):
+        // it runs the pass, which ends the batch, so the next request asks for a pass of its own.
+        if let pass = withScheduler({ $0 as? PassScheduler }), pass.hasRequestedTurn,
+            !machinePointer.pointee.isDelivering
+        {
+            pass.runPass()
+        }
+        drainInboxIfNeeded()
+        let delivery = machinePointer.pointee.updateIfNeeded(defaultAnimated: animated)
+        publishScheduled()
+        if let delivery { deliver(delivery) }
+    }
+
+    /// Runs `body` and answers whether it requested an update of this context (any request: `nil`,
+    /// `false`, `true`, `update()`), even one that changed nothing because an update was already pending.
+    /// Main thread, when `updateIfNeeded()` could not deliver what was pending (suspended, or inside an
+    /// updater); what `body` requested stays requested, after what was pending before, as the rules
+    /// apply it.
+    func requestsMade(during body: () -> Void) -> Bool {
+        requireMainThread("animateWithFlushedUpdates(using:_:)")
+        if machinePointer.pointee.isDelivering {
+            // Every request goes to the inbox while updaters run.
+            let before = postedCount
+            body()
+            return postedCount != before
+        }
+        // Suspended (or the updaters that `updateIfNeeded()` ran asked again): the pending requests, the
+        // inbox's included, are set aside, so that those of `body` show; then they are put back and
+        // `body`'s applied after them, in order.
+        drainInboxIfNeeded()
+        let saved = machinePointer.pointee.setPendingAside()
+        body()
+        guard let meanwhile = machinePointer.pointee.restore(saved) else { return false }
+        perform(machinePointer.pointee.setNeedsUpdate(meanwhile.pendingFlag))
+        if meanwhile.isForced { perform(machinePointer.pointee.update(nil, defaultAnimated: animated)) }
+        return true
+    }
+
+    /// Exact on the main thread; elsewhere a snapshot (another thread may change it right after).
+    var isUpdatePending: Bool {
+        if isOnSchedulerThread { return machinePointer.pointee.rules.isScheduled || inboxHasRequests }
+        // The inbox first: the main thread publishes `scheduled` before it clears the inbox flag, so a
+        // cleared inbox read here comes with the published `scheduled` (no instant reads both as false).
+        return inboxHasRequests || cvu_flag_load_acquire(flags + Self.scheduledFlag)
+    }
+
+    var isSuspended: Bool {
+        requireMainThread("isSuspended")
+        return machinePointer.pointee.rules.isSuspended
+    }
+
+    func suspend(file: StaticString, line: UInt) {
+        guard isOnSchedulerThread else {
+            Misuse.recoverable(
+                "ViewUpdatingContext.suspend() must be called on the main thread (the scheduler's thread); ignored",
+                file: file, line: line)
+            return
+        }
+        machinePointer.pointee.suspend()
+    }
+
+    /// `resume()`. Off the main thread, or with no `suspend()` to end — mistakes — it reports (debug
+    /// builds stop at the caller's line) and is ignored.
+    func resume(file: StaticString, line: UInt) {
+        guard isOnSchedulerThread else {
+            Misuse.recoverable(
+                "ViewUpdatingContext.resume() must be called on the main thread (the scheduler's thread); ignored",
+                file: file, line: line)
+            return
+        }
+        guard machinePointer.pointee.rules.isSuspended else {
+            Misuse.recoverable(
+                "ViewUpdatingContext.resume() called more times than suspend(); the extra call is ignored",
+                file: file, line: line)
+            return
+        }
+        drainInboxIfNeeded()
+        perform(machinePointer.pointee.resume(defaultAnimated: animated))
+    }
+
+    /// The number of the delivery under way (or of the last one): main thread, inside updaters.
+    var deliverySerial: UInt64 {
+        machinePointer.pointee.deliverySerial
+    }
+
+    /// Whether the delivery under way was forced (`update()`, a refresh): main thread, inside updaters.
+    var isForcedDelivery: Bool {
+        isOnSchedulerThread && machinePointer.pointee.delivering?.isForced == true
+    }
+
+    /// Whether the delivery under way is the rules' early non-animated flush: main thread, inside updaters.
+    var isEarlyFlushDelivery: Bool {
+        isOnSchedulerThread && machinePointer.pointee.delivering?.isEarlyFlush == true
+    }
+
+    func requireMainThread(_ api: String, because reason: String = "") {
+        precondition(
+            isOnSchedulerThread,
+            "ViewUpdatingContext.\(api) must be called on the main thread (the scheduler's thread)"
+                + (reason.isEmpty ? "" : "; \(reason)"))
+    }
+}
