@@ -123,7 +123,7 @@ final class ViewUpdatingContextTests: XCTestCase {
         }
         XCTAssertNil(weakContext)
         scheduler.turn()
-        XCTAssertTrue(token!.isActive)
+        XCTAssertFalse(token!.isActive, "its context is gone: nothing it stands for is registered")
         token!.remove()
         token!.remove()
         XCTAssertFalse(token!.isActive)
