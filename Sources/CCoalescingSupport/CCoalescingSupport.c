@@ -59,3 +59,5 @@ uint64_t cvu_next_generation(void) {
     static uint64_t next = 0;
     return __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);
 }
+
+intptr_t cvu_transaction_scopes = 0;

@@ -51,6 +51,20 @@ static inline intptr_t cvu_counter_add(intptr_t *counter, intptr_t delta) {
     return __atomic_add_fetch(counter, delta, __ATOMIC_ACQ_REL);
 }
 
+// MARK: Transaction scopes
+
+/// How many `withUpdateTransaction` bodies run now, in every thread: 0 lets a request skip looking up
+/// the current transaction (a task-local read) on its fast path.
+extern intptr_t cvu_transaction_scopes;
+
+static inline bool cvu_transaction_scopes_active(void) {
+    return __atomic_load_n(&cvu_transaction_scopes, __ATOMIC_RELAXED) != 0;
+}
+
+static inline void cvu_transaction_scopes_add(intptr_t delta) {
+    __atomic_add_fetch(&cvu_transaction_scopes, delta, __ATOMIC_SEQ_CST);
+}
+
 // MARK: Threads
 
 /// Whether the calling thread is the process's main thread (the first thread). Cheap: on Darwin

@@ -5,6 +5,16 @@ enum UpdateRequest: Equatable, Sendable {
     /// A delivery already decided (the last `resume()`, made while updaters ran): made as it is, forced
     /// only if it was.
     case deliver(Delivery)
+    /// A request carrying a transaction (`update: true` for `update(transaction:)`): the storage applies
+    /// it itself (``UpdateStorage/apply(_:update:)``), the machine never sees the box.
+    case transaction(TransactionBox, update: Bool)
+}
+
+/// A transaction waiting in the inbox; equal only to itself (its completions are closures).
+final class TransactionBox: Sendable, Equatable {
+    let transaction: UpdateTransaction
+    init(_ transaction: UpdateTransaction) { self.transaction = transaction }
+    static func == (lhs: TransactionBox, rhs: TransactionBox) -> Bool { lhs === rhs }
 }
 
 /// What one delivery passes to the updaters.
@@ -38,6 +48,12 @@ struct UpdateStateMachine {
         case deliverNow(Delivery, askForTurn: Bool)
         /// Updaters are running: put this request in the inbox, for a later cycle (never recursively).
         case deferToInbox(UpdateRequest)
+
+        /// Whether it is the rules' early non-animated flush.
+        var isEarlyFlush: Bool {
+            if case .deliverNow(let delivery, _) = self { return delivery.isEarlyFlush }
+            return false
+        }
     }
 
     /// What a scheduler's turn asks of the caller.
@@ -108,6 +124,9 @@ struct UpdateStateMachine {
         switch request {
         case .setNeedsUpdate(let flag): setNeedsUpdate(flag)
         case .update(let flag): update(flag, defaultAnimated: defaultAnimated)
+        case .transaction:
+            // Applied by the storage (it keeps the transaction's payload); never reaches the machine.
+            .none
         case .deliver(let delivery):
             if isCancelled {
                 .none

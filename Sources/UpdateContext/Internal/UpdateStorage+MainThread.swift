@@ -9,6 +9,11 @@ extension UpdateStorage {
     /// caller's line) and becomes a forced update in the next main-thread cycle, as a lifecycle refresh
     /// posted there does.
     func update(_ flag: Bool?, file: StaticString, line: UInt) {
+        if cvu_transaction_scopes_active(), let current = UpdateTransaction.scoped, isOnSchedulerThread {
+            drainInboxIfNeeded()
+            apply(current.applying(flag), update: true)
+            return
+        }
         guard isOnSchedulerThread else {
             Misuse.recoverable(
                 "ViewUpdatingContext.update(animated:) must be called on the main thread (the scheduler's "
@@ -84,7 +89,9 @@ extension UpdateStorage {
         // `body`'s applied after them, in order.
         drainInboxIfNeeded()
         let saved = machinePointer.pointee.setPendingAside()
+        let savedTransaction = setPendingTransactionAside()
         body()
+        restorePendingTransaction(savedTransaction)
         guard let meanwhile = machinePointer.pointee.restore(saved) else { return false }
         perform(machinePointer.pointee.setNeedsUpdate(meanwhile.pendingFlag))
         if meanwhile.isForced { perform(machinePointer.pointee.update(nil, defaultAnimated: animated)) }

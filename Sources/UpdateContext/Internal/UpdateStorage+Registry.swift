@@ -76,6 +76,7 @@ extension UpdateStorage {
             }
             return (shared.updaters.removeAll(), shared.inbox, shared.link, shared.scheduler)
         }
+        dropTransactions(inbox: dropped.1, link: dropped.2)
         dropped.2?.cut()
         // The scheduler (maybe a user's subclass) is released here, after the lock: it no longer holds
         // this storage alive through a cycle, and goes now if nothing else uses it.

@@ -15,6 +15,7 @@ extension UpdateStorage {
             return
         }
         machinePointer.pointee.deliveryBegan(delivery)
+        let transaction = beginTransaction(of: delivery)
         defer {
             // What updaters asked for waits in the inbox for a later cycle. A nested run loop inside an
             // updater may have run a turn that passed this storage by: register again, or what is pending
@@ -33,6 +34,10 @@ extension UpdateStorage {
             if let first { cvu_u32_store_release(claimed, UInt32(truncatingIfNeeded: first.id)) }
             return (first, shared.updaters.newestID)
         }
+        // The completions run after the updaters (inside the delivery: what they request waits for a
+        // later cycle), or once the animations the updaters started end.
+        let hadUpdaters = entry != nil
+        defer { if let transaction { endTransaction(transaction, hadUpdaters: hadUpdaters) } }
         while let current = entry {
             current.call(delivery.animated)
             cvu_u32_store_release(claimed, 0)

@@ -156,14 +156,24 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
 
     @inline(__always)
     func setNeedsUpdate(_ flag: Bool?) {
+        // Inside `withUpdateTransaction` (on this thread), the request carries the current transaction.
+        if cvu_transaction_scopes_active(), let current = UpdateTransaction.scoped {
+            request(current.applying(flag), update: false)
+            return
+        }
         guard isOnSchedulerThread else {
             post(.setNeedsUpdate(flag))
             return
         }
         // The fast path: an already-dirty context with nothing new takes no lock and allocates nothing.
-        if !inboxHasRequests && machinePointer.pointee.isNoOp(flag) { return }
+        // (An animated request changes a pending transaction's animation: not a no-op then.)
+        if !inboxHasRequests && machinePointer.pointee.isNoOp(flag) && (flag != true || !hasPendingTransaction) {
+            return
+        }
         drainInboxIfNeeded()
-        perform(machinePointer.pointee.setNeedsUpdate(flag))
+        let action = machinePointer.pointee.setNeedsUpdate(flag)
+        if flag == true && hasPendingTransaction && !action.isEarlyFlush { ledger.animatedRequestWithoutTransaction() }
+        perform(action)
     }
 
     // MARK: Performing actions (main thread)
@@ -217,7 +227,11 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
             return shared.inbox
         }
         for request in requests {
-            perform(machinePointer.pointee.apply(request, defaultAnimated: animated))
+            if case .transaction(let box, let update) = request {
+                apply(box.transaction, update: update)
+            } else {
+                perform(machinePointer.pointee.apply(request, defaultAnimated: animated))
+            }
         }
         publishScheduled()
         withShared { shared in
@@ -229,9 +243,15 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
     // MARK: Any thread
 
     /// Puts a request in the inbox, applied on the main thread at its next turn, in arrival order.
-    func post(_ request: UpdateRequest) {
+    /// Returns `false` when the context is gone (the request is dropped).
+    @discardableResult
+    func post(_ request: UpdateRequest) -> Bool {
+        var accepted = true
         let needsTurn = withShared { shared -> Bool in
-            if isCancelled { return false }
+            if isCancelled {
+                accepted = false
+                return false
+            }
             UpdateStateMachine.enqueue(request, into: &shared.inbox)
             shared.posted &+= 1
             cvu_flag_store_release(flags + Self.inboxFlag, true)
@@ -241,5 +261,6 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
         }
         // Reached only while the context lives or a caller holds the scheduler (see the header).
         if needsTurn { withScheduler { $0.schedule(self) } }
+        return accepted
     }
 }

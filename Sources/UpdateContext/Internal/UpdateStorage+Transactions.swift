@@ -1,0 +1,136 @@
+import CCoalescingSupport
+import Foundation
+import NotificationCoalescing
+
+// Requests that carry a transaction, and the transaction of each delivery: the Bool path, with a payload
+// kept beside the rules (`TransactionLedger`) only once a context has seen a transaction.
+extension UpdateStorage {
+    /// Whether the ledger holds a pending transaction (main thread; a flag byte, so that deliveries without
+    /// transactions never look for the ledger).
+    var hasPendingTransaction: Bool { cvu_flag_load_relaxed(flags + Self.transactionFlag) }
+
+    /// The ledger, created on first use (kept with the context's side objects). Any thread.
+    var ledger: TransactionLedger {
+        let link = self.link
+        return link.face(TransactionLedger.self) ?? link.adopt(TransactionLedger())
+    }
+
+    /// `setNeedsUpdate(transaction:)` (or `update(transaction:)` when `update`). Any thread: off the main
+    /// thread it waits in the inbox with its transaction, applied in arrival order.
+    func request(_ transaction: UpdateTransaction, update: Bool) {
+        guard isOnSchedulerThread else {
+            if !post(.transaction(TransactionBox(transaction), update: update)) {
+                drop(transaction, .contextReleased)
+            }
+            return
+        }
+        drainInboxIfNeeded()
+        apply(transaction, update: update)
+    }
+
+    /// A request with `transaction`, on the main thread: the rules see "has an animation" as its flag, and
+    /// the ledger partitions the payload as the rules partition the requests.
+    func apply(_ transaction: UpdateTransaction, update: Bool) {
+        if isCancelled {
+            drop(transaction, .contextReleased)
+            return
+        }
+        let flag = transaction.isAnimated
+        let action =
+            update
+            ? machinePointer.pointee.update(flag, defaultAnimated: animated)
+            : machinePointer.pointee.setNeedsUpdate(flag)
+        switch action {
+        case .deferToInbox:
+            // Updaters are running: a later cycle, with the transaction.
+            if !post(.transaction(TransactionBox(transaction), update: update)) {
+                drop(transaction, .contextReleased)
+            }
+        case .deliverNow(let delivery, _) where delivery.isEarlyFlush:
+            // The flush shows what was pending before this request; this one's payload waits for the next.
+            perform(action)
+            keepPending(transaction)
+        default:
+            keepPending(transaction)
+            perform(action)
+        }
+    }
+
+    private func keepPending(_ transaction: UpdateTransaction) {
+        ledger.merge(transaction)
+        cvu_flag_store_relaxed(flags + Self.transactionFlag, true)
+    }
+
+    /// Takes what is pending out of the ledger (to set it aside while `body` of `animateWithFlushedUpdates`
+    /// runs); give it back with ``restorePendingTransaction(_:)``.
+    func setPendingTransactionAside() -> UpdateTransaction? {
+        guard hasPendingTransaction else { return nil }
+        cvu_flag_store_relaxed(flags + Self.transactionFlag, false)
+        return ledger.takePending()
+    }
+
+    func restorePendingTransaction(_ saved: UpdateTransaction?) {
+        guard let saved else { return }
+        ledger.restore(saved)
+        cvu_flag_store_relaxed(flags + Self.transactionFlag, true)
+    }
+
+    /// The start of a delivery: the transaction it absorbs (everything pending), made the one its updaters
+    /// see, with its animation as the delivery's flag says. `nil` when no transaction is pending.
+    func beginTransaction(of delivery: Delivery) -> CompletionGroup? {
+        guard hasPendingTransaction else { return nil }
+        cvu_flag_store_relaxed(flags + Self.transactionFlag, false)
+        let ledger = self.ledger
+        guard var transaction = ledger.takePending() else { return nil }
+        transaction.animation = delivery.animated ? (transaction.animation ?? .default) : nil
+        let group = CompletionGroup(transaction.completions)
+        var seen = transaction.withoutCompletions
+        seen.group = group
+        ledger.delivering = seen
+        return group
+    }
+
+    /// The end of a delivery's updaters: its completions run now, or once the animations that updaters
+    /// started through the transaction end; with no updater to show it, the request was dropped.
+    func endTransaction(_ group: CompletionGroup, hadUpdaters: Bool) {
+        ledger.delivering = nil
+        if hadUpdaters {
+            group.leave()
+        } else {
+            group.complete(.dropped(.noUpdaters))
+        }
+    }
+
+    /// The transaction of the delivery under way, as its updaters get it: the merged transaction of the
+    /// requests it absorbed, or one with the default animation (or none) when they carried none. Main
+    /// thread, inside updaters.
+    func deliveryTransaction(animated: Bool) -> UpdateTransaction {
+        if let link = withShared({ $0.link }), let ledger = link.face(TransactionLedger.self),
+            let transaction = ledger.delivering
+        {
+            return transaction
+        }
+        return UpdateTransaction(animation: animated ? .default : nil)
+    }
+
+    /// The context is gone (or the inbox entry was refused): every completion of `transaction` is told, on
+    /// the main thread.
+    func drop(_ transaction: UpdateTransaction, _ reason: UpdateCompletion.DropReason) {
+        guard transaction.completionCount > 0 else { return }
+        let group = CompletionGroup(transaction.completions)
+        if isOnSchedulerThread {
+            group.complete(.dropped(reason))
+        } else {
+            DispatchQueue.main.async { group.complete(.dropped(reason)) }
+        }
+    }
+
+    /// What the context held when it went: the pending transaction and those waiting in the inbox.
+    func dropTransactions(inbox: [UpdateRequest], link: UpdateLink?) {
+        for case .transaction(let box, _) in inbox { drop(box.transaction, .contextReleased) }
+        if hasPendingTransaction, let pending = link?.face(TransactionLedger.self)?.takePending() {
+            cvu_flag_store_relaxed(flags + Self.transactionFlag, false)
+            drop(pending, .contextReleased)
+        }
+    }
+}

@@ -1,0 +1,66 @@
+extension ViewUpdatingContext {
+    /// Asks for one update at the end of this cycle, carrying `transaction`: its animation (none: an
+    /// explicit non-animated request), its values and its completions.
+    ///
+    /// The precedence rules apply with "has an animation" for `animated: true`: a non-animated transaction
+    /// followed by an animated one flushes at once, not animated, and the flush's completions are those of
+    /// the requests before it. The last animation among a delivery's animated requests is its animation.
+    /// Any thread: from another thread the transaction waits in arrival order, with the other requests.
+    ///
+    /// ```swift
+    /// let context = ViewUpdatingContext()
+    /// var transaction = UpdateTransaction(animation: .easeOut(duration: 0.2))
+    /// transaction.addCompletion { completion in print(completion) }
+    /// context.setNeedsUpdate(transaction: transaction)
+    /// ```
+    public func setNeedsUpdate(transaction: UpdateTransaction) {
+        storage.request(transaction, update: false)
+    }
+
+    /// Delivers at once with `transaction` (merged after what is pending) and cancels the update scheduled
+    /// for the end of the cycle: ``update(animated:file:line:)`` with a transaction.
+    ///
+    /// Main thread. Inside an updater it is done in a later cycle; while suspended, it is kept until
+    /// ``resume(file:line:)``. Called on another thread — a mistake — it stops a debug build at the
+    /// caller's line; a release build warns on standard error and makes it an update in the next
+    /// main-thread cycle.
+    public func update(transaction: UpdateTransaction, file: StaticString = #fileID, line: UInt = #line) {
+        guard storage.isOnSchedulerThread else {
+            storage.update(nil, file: file, line: line)  // reports, and recovers with an update next cycle
+            storage.request(transaction, update: false)
+            return
+        }
+        storage.request(transaction, update: true)
+    }
+
+    /// Registers an updater that receives the delivery's transaction: its animation (or `nil`), its custom
+    /// values, and ``UpdateTransaction/animate(_:)`` to run the changes inside the platform's animation —
+    /// the delivery's completions then wait for that animation to end.
+    ///
+    /// ```swift
+    /// let context = ViewUpdatingContext()
+    /// context.onUpdateWithTransaction { transaction in
+    ///     transaction.animate { /* set view properties */ }
+    /// }
+    /// ```
+    ///
+    /// Called on the main thread, once per delivery, like ``onUpdate(_:)`` (same removal rules). A
+    /// delivery whose requests carried no transaction passes one with the default animation when it is
+    /// animated, none otherwise.
+    @discardableResult
+    public func onUpdateWithTransaction(_ updater: @escaping (_ transaction: UpdateTransaction) -> Void)
+        -> ViewUpdater
+    {
+        let storage = self.storage
+        return onUpdate { animated in updater(storage.deliveryTransaction(animated: animated)) }
+    }
+
+    /// The transaction of the delivery under way, for an updater registered with ``onUpdate(_:)`` (or a
+    /// ``ViewUpdating`` object's `updateView(animated:)`): `nil` outside a delivery. Main thread.
+    public var deliveryTransaction: UpdateTransaction? {
+        guard storage.isOnSchedulerThread, let delivery = storage.machinePointer.pointee.delivering else {
+            return nil
+        }
+        return storage.deliveryTransaction(animated: delivery.animated)
+    }
+}
