@@ -61,3 +61,5 @@ uint64_t cvu_next_generation(void) {
 }
 
 intptr_t cvu_transaction_scopes = 0;
+_Thread_local cvu_transaction_cache_t cvu_transaction_cache = {0};
+uint64_t cvu_transaction_epoch = 1;

@@ -18,6 +18,7 @@ struct Bench {
     var dirty: (ours: Double, foundation: Double, observation: Double, floor: Double)?
     var fanOut: [Int: (ours: Double, floor: Double, foundation: Double?)] = [:]
     var idleBytes: Double?
+    var transactionCost: (carrying: Double, plain: Double)?
     var enqueueCost: [Int: Double] = [:]
     var source: (perTurn: SourceRun, perFrame: SourceRun, dispatch: SourceRun, observation: SourceRun)?
 

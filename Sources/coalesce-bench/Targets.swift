@@ -23,6 +23,12 @@ extension Bench {
                     figure: "request on a dirty context vs floor", target: "≤ 3× the floor",
                     measured: ratio(dirty.ours / dirty.floor), met: dirty.ours / dirty.floor <= 3))
         }
+        if let cost = transactionCost {
+            report.targets.append(
+                Target(
+                    figure: "request carrying a transaction vs a plain request (dirty context)", target: "≤ 1.5×",
+                    measured: ratio(cost.carrying / cost.plain), met: cost.carrying / cost.plain <= 1.5))
+        }
         if let big = fanOut[100_000] {
             report.targets.append(
                 Target(

@@ -62,6 +62,7 @@ func run(arguments: Set<String>, only: String?, svgDirectory: String?) {
     let scenarios: [(String, (inout Bench) -> Void)] = [
         ("memory", { $0.memory() }),  // first, on a fresh heap, so that RSS growth means something
         ("dirty", { $0.dirtyRequest() }),
+        ("transaction", { $0.transactionRequest() }),
         ("burst", { $0.burst() }),
         ("fan-out", { $0.fanOutScenario() }),
         ("mixed", { $0.mixedFlags() }),

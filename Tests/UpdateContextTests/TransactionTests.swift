@@ -125,6 +125,38 @@ final class TransactionTests: XCTestCase {
                     $0.setNeedsUpdate(animated: true)
                 }, ["n"], ["\(UpdateAnimation.default)"], false
             ),
+            (
+                "t(spring) t(spring) T t(spring) |: a repeat takes the fast path, a reset does not stick",
+                { c in
+                    for _ in 0..<3 { c.setNeedsUpdate(transaction: UpdateTransaction(animation: spring)) }
+                    c.setNeedsUpdate(animated: true)
+                    c.setNeedsUpdate(transaction: UpdateTransaction(animation: spring))
+                }, [], ["\(spring)"], false
+            ),
+            (
+                "t(spring) t(linear) t(spring) |",
+                { c in
+                    c.setNeedsUpdate(transaction: UpdateTransaction(animation: spring))
+                    c.setNeedsUpdate(transaction: UpdateTransaction(animation: linear))
+                    c.setNeedsUpdate(transaction: UpdateTransaction(animation: spring))
+                }, [], ["\(spring)"], false
+            ),
+            (
+                "t(spring) t(linear, value) t(spring) |: a transaction with more than an animation moves the pending one",
+                { c in
+                    c.setNeedsUpdate(transaction: UpdateTransaction(animation: spring))
+                    var marked = UpdateTransaction(animation: linear)
+                    marked[Marker.self] = 1
+                    c.setNeedsUpdate(transaction: marked)
+                    c.setNeedsUpdate(transaction: UpdateTransaction(animation: spring))
+                }, [], ["\(spring)"], false
+            ),
+            (
+                "t(spring) | t(spring) |: the cache does not outlive the delivery",
+                { c in
+                    c.setNeedsUpdate(transaction: UpdateTransaction(animation: spring))
+                }, [], ["\(spring)"], false
+            ),
             ("N | with the default animated", { $0.setNeedsUpdate() }, [], ["\(UpdateAnimation.default)"], true),
             (
                 "t() | with the default animated", { $0.setNeedsUpdate(transaction: UpdateTransaction()) }, [], ["n"],

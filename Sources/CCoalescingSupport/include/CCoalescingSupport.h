@@ -65,6 +65,35 @@ static inline void cvu_transaction_scopes_add(intptr_t delta) {
     __atomic_add_fetch(&cvu_transaction_scopes, delta, __ATOMIC_SEQ_CST);
 }
 
+/// The last plain transaction (an animation, no values, no completions) this thread merged into a
+/// context's pending transaction, while nothing else changed that pending transaction (`epoch`): a request
+/// repeating it on the same dirty context changes nothing, and takes the fast path.
+typedef struct {
+    const void *storage;
+    uint64_t epoch;
+    uint64_t curve;
+    double duration;
+    double delay;
+    double bounce;
+} cvu_transaction_cache_t;
+
+extern _Thread_local cvu_transaction_cache_t cvu_transaction_cache;
+/// Bumped whenever a pending transaction changes other than by such a merge (a delivery takes it, an
+/// animated request without a transaction resets its animation, it is set aside or dropped).
+extern uint64_t cvu_transaction_epoch;
+
+static inline cvu_transaction_cache_t *cvu_transaction_cache_get(void) {
+    return &cvu_transaction_cache;
+}
+
+static inline uint64_t cvu_transaction_epoch_load(void) {
+    return __atomic_load_n(&cvu_transaction_epoch, __ATOMIC_RELAXED);
+}
+
+static inline void cvu_transaction_epoch_bump(void) {
+    __atomic_add_fetch(&cvu_transaction_epoch, 1, __ATOMIC_SEQ_CST);
+}
+
 // MARK: Threads
 
 /// Whether the calling thread is the process's main thread (the first thread). Cheap: on Darwin

@@ -17,7 +17,19 @@ extension UpdateStorage {
 
     /// `setNeedsUpdate(transaction:)` (or `update(transaction:)` when `update`). Any thread: off the main
     /// thread it waits in the inbox with its transaction, applied in arrival order.
+    @inline(__always)
     func request(_ transaction: UpdateTransaction, update: Bool) {
+        // The fast path: the same plain transaction again on a dirty context changes nothing.
+        if !update, hasPendingTransaction, isOnSchedulerThread, !inboxHasRequests,
+            machinePointer.pointee.isNoOp(true), let animation = transaction.animation,
+            TransactionCache.matches(self, animation), transaction.isPlain
+        {
+            return
+        }
+        requestSlowly(transaction, update: update)
+    }
+
+    private func requestSlowly(_ transaction: UpdateTransaction, update: Bool) {
         guard isOnSchedulerThread else {
             if !post(.transaction(TransactionBox(transaction), update: update)) {
                 drop(transaction, .contextReleased)
@@ -53,6 +65,14 @@ extension UpdateStorage {
         default:
             keepPending(transaction)
             perform(action)
+            // The thread's cache now says what the pending transaction's animation is, or nothing.
+            if !update, transaction.isPlain, let animation = transaction.animation, hasPendingTransaction,
+                machinePointer.pointee.isNoOp(true)
+            {
+                TransactionCache.store(self, animation)
+            } else {
+                TransactionCache.invalidate()
+            }
         }
     }
 
@@ -65,12 +85,14 @@ extension UpdateStorage {
     /// runs); give it back with ``restorePendingTransaction(_:)``.
     func setPendingTransactionAside() -> UpdateTransaction? {
         guard hasPendingTransaction else { return nil }
+        TransactionCache.invalidate()
         cvu_flag_store_relaxed(flags + Self.transactionFlag, false)
         return ledger.takePending()
     }
 
     func restorePendingTransaction(_ saved: UpdateTransaction?) {
         guard let saved else { return }
+        TransactionCache.invalidate()
         ledger.restore(saved)
         cvu_flag_store_relaxed(flags + Self.transactionFlag, true)
     }
@@ -79,6 +101,7 @@ extension UpdateStorage {
     /// see, with its animation as the delivery's flag says. `nil` when no transaction is pending.
     func beginTransaction(of delivery: Delivery) -> CompletionGroup? {
         guard hasPendingTransaction else { return nil }
+        TransactionCache.invalidate()
         cvu_flag_store_relaxed(flags + Self.transactionFlag, false)
         let ledger = self.ledger
         guard var transaction = ledger.takePending() else { return nil }
@@ -129,8 +152,56 @@ extension UpdateStorage {
     func dropTransactions(inbox: [UpdateRequest], link: UpdateLink?) {
         for case .transaction(let box, _) in inbox { drop(box.transaction, .contextReleased) }
         if hasPendingTransaction, let pending = link?.face(TransactionLedger.self)?.takePending() {
+            TransactionCache.invalidate()
             cvu_flag_store_relaxed(flags + Self.transactionFlag, false)
             drop(pending, .contextReleased)
         }
+    }
+}
+
+// MARK: The fast path of a repeated transaction
+
+extension UpdateAnimation {
+    /// The curve as a number, for the thread's transaction cache (0: none).
+    fileprivate var curveCode: (UInt64, Double) {
+        switch curve {
+        case .default: (1, 0)
+        case .linear: (2, 0)
+        case .easeIn: (3, 0)
+        case .easeOut: (4, 0)
+        case .easeInOut: (5, 0)
+        case .spring(let bounce): (6, bounce)
+        }
+    }
+}
+
+/// The calling thread's cache of the last plain transaction merged into a context's pending one (see
+/// `cvu_transaction_cache_t`). Only ever used on the thread of the context's scheduler.
+enum TransactionCache {
+    /// Whether `animation` is what the pending transaction of `storage` already has, with nothing changed
+    /// since: a request repeating a plain transaction on a dirty context then changes nothing.
+    @inline(__always)
+    static func matches(_ storage: UpdateStorage, _ animation: UpdateAnimation) -> Bool {
+        let cache = cvu_transaction_cache_get()!
+        guard cache.pointee.storage == UnsafeRawPointer(Unmanaged.passUnretained(storage).toOpaque()),
+            cache.pointee.epoch == cvu_transaction_epoch_load()
+        else { return false }
+        let (curve, bounce) = animation.curveCode
+        return cache.pointee.curve == curve && cache.pointee.bounce == bounce
+            && cache.pointee.duration == animation.duration && cache.pointee.delay == animation.delay
+    }
+
+    static func store(_ storage: UpdateStorage, _ animation: UpdateAnimation) {
+        let cache = cvu_transaction_cache_get()!
+        let (curve, bounce) = animation.curveCode
+        cache.pointee = cvu_transaction_cache_t(
+            storage: UnsafeRawPointer(Unmanaged.passUnretained(storage).toOpaque()),
+            epoch: cvu_transaction_epoch_load(),
+            curve: curve, duration: animation.duration, delay: animation.delay, bounce: bounce)
+    }
+
+    /// A pending transaction changed other than by a merge: every thread's cache is stale.
+    static func invalidate() {
+        cvu_transaction_epoch_bump()
     }
 }

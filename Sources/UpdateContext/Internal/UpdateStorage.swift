@@ -172,7 +172,10 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
         }
         drainInboxIfNeeded()
         let action = machinePointer.pointee.setNeedsUpdate(flag)
-        if flag == true && hasPendingTransaction && !action.isEarlyFlush { ledger.animatedRequestWithoutTransaction() }
+        if flag == true && hasPendingTransaction && !action.isEarlyFlush {
+            TransactionCache.invalidate()
+            ledger.animatedRequestWithoutTransaction()
+        }
         perform(action)
     }
 

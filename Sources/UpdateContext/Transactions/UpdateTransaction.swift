@@ -80,6 +80,9 @@ public struct UpdateTransaction: Sendable, CustomStringConvertible {
         self.animation = animation
     }
 
+    /// Whether it carries nothing but its animation (no values, no completions).
+    var isPlain: Bool { values.isEmpty && completions.isEmpty }
+
     /// Whether it animates: `animation != nil`.
     public var isAnimated: Bool { animation != nil }
 

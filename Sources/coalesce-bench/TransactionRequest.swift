@@ -1,0 +1,59 @@
+import Dispatch
+import Foundation
+import NotificationCoalescing
+import UpdateContext
+
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension Bench {
+    // MARK: a request carrying a transaction, against a plain one on the same dirty context
+
+    mutating func transactionRequest() {
+        progress("request carrying a transaction")
+        let m = config.dirtyRequests / 10
+        let context = ViewUpdatingContext(animated: false, scheduler: .mainRunLoop, refreshEvents: [])
+        let counter = MainCounter()
+        context.onUpdate { _ in counter.value += 1 }
+        let plain = median(config.repetitions) {
+            context.setNeedsUpdate(animated: true)
+            let ns = timed {
+                for _ in 0..<m { context.setNeedsUpdate(animated: true) }
+            }
+            turnMainRunLoop()
+            return (ns, m)
+        }
+        let transaction = UpdateTransaction(animation: .spring(duration: 0.4, bounce: 0.2))
+        let carrying = median(config.repetitions) {
+            context.setNeedsUpdate(transaction: transaction)
+            let ns = timed {
+                for _ in 0..<m { context.setNeedsUpdate(transaction: transaction) }
+            }
+            turnMainRunLoop()
+            return (ns, m)
+        }
+        report.rows.append(
+            Row(
+                scenario: "request carrying a transaction", n: m, unit: "ns", ours: carrying,
+                oursDeliveries: "\(counter.value)/\(2 * config.repetitions) cycles",
+                note: "a plain animated request on the same dirty context: \(String(format: "%.1f", plain)) ns"))
+        transactionCost = (carrying, plain)
+
+        // Completions: every one attached to an absorbed request is called exactly once.
+        let completed = MainCounter()
+        let cycles = 200
+        let perCycle = 50
+        for cycle in 0..<cycles {
+            for index in 0..<perCycle {
+                var withCompletion = UpdateTransaction(animation: (cycle + index) % 3 == 0 ? nil : .default)
+                withCompletion.addCompletion { _ in MainActor.assumeIsolated { completed.value += 1 } }
+                context.setNeedsUpdate(transaction: withCompletion)
+            }
+            turnMainRunLoop()
+        }
+        report.checks.append(
+            Check(
+                name: "transactions: every completion called exactly once",
+                passed: completed.value == cycles * perCycle,
+                detail: "\(completed.value) completions for \(cycles * perCycle) requests in \(cycles) cycles"))
+        withExtendedLifetime(context) {}
+    }
+}
