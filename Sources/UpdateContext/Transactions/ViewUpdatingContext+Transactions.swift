@@ -63,4 +63,27 @@ extension ViewUpdatingContext {
         }
         return storage.deliveryTransaction(animated: delivery.animated)
     }
+
+    /// Performs `changes` inside the animation of the delivery under way — the transaction's, so a
+    /// request made with `withUpdateAnimation(.spring(…))` animates with that spring — or directly when the
+    /// delivery is not animated, or outside a delivery. The delivery's completions wait for the animation.
+    ///
+    /// ```swift
+    /// final class Badge: ViewUpdating {
+    ///     let updateContext = ViewUpdatingContext()
+    ///     @NeedsUpdate var count = 0
+    ///     func updateView(animated: Bool) {
+    ///         updateContext.animateChanges { /* set view properties from count */ }
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// Main thread (inside an updater, or `updateView(animated:)`).
+    public func animateChanges(_ changes: @escaping () -> Void) {
+        guard let transaction = deliveryTransaction else {
+            changes()
+            return
+        }
+        transaction.animate(changes)
+    }
 }
