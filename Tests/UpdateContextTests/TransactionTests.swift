@@ -2,6 +2,7 @@ import Foundation
 import NotificationCoalescing
 import Observation
 import UpdateContext
+import UpdateContextCompatibility
 import XCTest
 
 private enum Marker: UpdateTransactionKey {
@@ -393,6 +394,19 @@ final class TransactionTests: XCTestCase {
         withUpdateAnimation(.easeInOut(duration: 0.4)) { article.title = "Changed" }
         scheduler.turn()
         XCTAssertEqual(deliveries, ["\(UpdateAnimation.easeInOut(duration: 0.4))"])
+    }
+
+    func testViewInvalidatingUpdateInsideAScopeCarriesIt() {
+        final class Score: ViewUpdating {
+            let updateContext: ViewUpdatingContext
+            @ViewInvalidating(.update) var points = 0
+            init(_ context: ViewUpdatingContext) { updateContext = context }
+            func updateView(animated: Bool) {}
+        }
+        let score = Score(context)
+        withUpdateAnimation(.linear(duration: 0.3)) { score.points = 3 }
+        scheduler.turn()
+        XCTAssertEqual(deliveries, ["\(UpdateAnimation.linear(duration: 0.3))"])
     }
 
     func testAnExplicitFalseInsideAnAnimatedScopeStaysNotAnimated() {
