@@ -11,11 +11,16 @@ public struct ContextDelivery: Hashable, Sendable, CustomStringConvertible {
     /// a cycle.
     public let isForced: Bool
 
+    /// The delivery's animation (its transaction's; the default one for an animated delivery whose
+    /// requests carried none), `nil` when not animated.
+    public let animation: UpdateAnimation?
+
     /// Creates a delivery description (the faces make them; tests and previews may too).
-    public init(number: UInt64, animated: Bool, isForced: Bool) {
+    public init(number: UInt64, animated: Bool, isForced: Bool, animation: UpdateAnimation? = nil) {
         self.number = number
         self.animated = animated
         self.isForced = isForced
+        self.animation = animated ? (animation ?? .default) : nil
     }
 
     /// What a face holds before the context's first delivery (number 0).
@@ -53,7 +58,8 @@ package final class DeliveryFeed: Sendable {
         let token = context.onUpdate { [storage] animated in
             announce(
                 ContextDelivery(
-                    number: storage.deliverySerial, animated: animated, isForced: storage.isForcedDelivery))
+                    number: storage.deliverySerial, animated: animated, isForced: storage.isForcedDelivery,
+                    animation: animated ? storage.deliveryTransaction(animated: true).animation : nil))
         }
         self.token.withLock { $0 = token }
     }

@@ -88,6 +88,24 @@ public final class StateUpdatingContext<State: Equatable> {
     ///
     /// Named `modify`, not `update`: on a ``ViewUpdatingContext`` `update()` renders now; this changes state.
     public func modify(animated: Bool? = nil, _ body: (inout State) -> Void) {
+        if commit(animated: animated, body) { context.setNeedsUpdate(animated: animated) }
+    }
+
+    /// Changes the state like ``modify(animated:_:)``, and requests its render with `transaction` (see
+    /// ``ViewUpdatingContext/setNeedsUpdate(transaction:)``). A change that leaves the state equal requests
+    /// nothing: the transaction's completions are then called at once, as dropped
+    /// (``UpdateCompletion/DropReason/noUpdaters``: nothing was to be shown).
+    public func modify(transaction: UpdateTransaction, _ body: (inout State) -> Void) {
+        if commit(animated: transaction.isAnimated, body) {
+            context.setNeedsUpdate(transaction: transaction)
+        } else {
+            context.storage.drop(transaction, .noUpdaters)
+        }
+    }
+
+    /// Runs `body` on the state until it commits, keeping the early flush's state for a request with
+    /// `animated`; returns whether the state changed.
+    private func commit(animated: Bool?, _ body: (inout State) -> Void) -> Bool {
         let me = ThreadIdentity.current
         while true {
             let (before, version) = storage.withLock { stored -> (State, UInt64) in
@@ -128,10 +146,7 @@ public final class StateUpdatingContext<State: Equatable> {
                 return true
             }
             _ = replaced
-            if committed {
-                if changed { context.setNeedsUpdate(animated: animated) }
-                return
-            }
+            if committed { return changed }
         }
     }
 
@@ -169,7 +184,11 @@ public final class StateUpdatingContext<State: Equatable> {
             let old = rendered.last
             if !forced, let old, old == current { return }
             rendered.last = current
-            render(current, old, ContextDelivery(number: storage.deliverySerial, animated: animated, isForced: forced))
+            render(
+                current, old,
+                ContextDelivery(
+                    number: storage.deliverySerial, animated: animated, isForced: forced,
+                    animation: animated ? storage.deliveryTransaction(animated: true).animation : nil))
         }
     }
 }

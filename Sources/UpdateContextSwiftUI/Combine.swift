@@ -55,7 +55,7 @@ public final class DeliveryObject: ObservableObject, @unchecked Sendable {
     public var delivery: ContextDelivery { stored.withLock { $0 } }
 
     private func announce(_ delivery: ContextDelivery) {
-        withDeliveryTransaction(animated: delivery.animated) {
+        withDeliveryTransaction(delivery) {
             objectWillChange.send()
             stored.withLock { $0 = delivery }
         }
@@ -93,7 +93,7 @@ public final class RenderedStateObject<State: Equatable & Sendable>: ObservableO
     public var delivery: ContextDelivery { stored.withLock { $0.delivery } }
 
     private func announce(_ state: State, _ delivery: ContextDelivery) {
-        withDeliveryTransaction(animated: delivery.animated) {
+        withDeliveryTransaction(delivery) {
             objectWillChange.send()
             stored.withLock { $0 = (state, delivery) }
         }

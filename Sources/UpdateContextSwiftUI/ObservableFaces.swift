@@ -47,7 +47,7 @@ public final class ObservableDelivery: Observable, Sendable {
     }
 
     private func announce(_ delivery: ContextDelivery) {
-        withDeliveryTransaction(animated: delivery.animated) {
+        withDeliveryTransaction(delivery) {
             registrar.withMutation(of: self, keyPath: \.delivery) {
                 stored.withLock { $0 = delivery }
             }
@@ -95,7 +95,7 @@ public final class ObservableRenderedState<State: Equatable & Sendable>: Observa
     }
 
     private func announce(_ state: State, _ delivery: ContextDelivery) {
-        withDeliveryTransaction(animated: delivery.animated) {
+        withDeliveryTransaction(delivery) {
             registrar.withMutation(of: self, keyPath: \.state) {
                 registrar.withMutation(of: self, keyPath: \.delivery) {
                     stored.withLock { $0 = (state, delivery) }

@@ -3,6 +3,7 @@ import NotificationCoalescing
 import Observation
 import UpdateContext
 import UpdateContextCompatibility
+import UpdateContextSwiftUI
 import XCTest
 
 private enum Marker: UpdateTransactionKey {
@@ -407,6 +408,35 @@ final class TransactionTests: XCTestCase {
         withUpdateAnimation(.linear(duration: 0.3)) { score.points = 3 }
         scheduler.turn()
         XCTAssertEqual(deliveries, ["\(UpdateAnimation.linear(duration: 0.3))"])
+    }
+
+    func testStateModifyWithATransaction() {
+        let view = StateUpdatingContext(state: 0, scheduler: scheduler)
+        var renders: [(Int, UpdateAnimation?)] = []
+        view.onRender { state, _, _ in renders.append((state, view.context.deliveryTransaction?.animation)) }
+        scheduler.turn()
+        view.modify(transaction: log.transaction("changed", .easeIn(duration: 0.2))) { $0 = 1 }
+        view.modify(transaction: log.transaction("equal")) { $0 = 1 }  // requests nothing
+        XCTAssertEqual(log.all, ["equal:no updaters"], "an unchanged state shows nothing: dropped at once")
+        scheduler.turn()
+        XCTAssertEqual(renders.map(\.0), [0, 1])
+        XCTAssertEqual(renders.last?.1, .easeIn(duration: 0.2))
+        XCTAssertEqual(log.all, ["equal:no updaters", "changed:shown"])
+    }
+
+    /// The observable face says which animation the delivery had (SwiftUI's transaction is built from it).
+    func testTheObservableFaceCarriesTheAnimation() {
+        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return }
+        let face = context.observableDelivery
+        context.setNeedsUpdate(transaction: UpdateTransaction(animation: .spring(duration: 0.3, bounce: 0.1)))
+        scheduler.turn()
+        XCTAssertEqual(face.delivery.animation, .spring(duration: 0.3, bounce: 0.1))
+        context.setNeedsUpdate(animated: true)
+        scheduler.turn()
+        XCTAssertEqual(face.delivery.animation, .default)
+        context.setNeedsUpdate()
+        scheduler.turn()
+        XCTAssertNil(face.delivery.animation)
     }
 
     func testAnExplicitFalseInsideAnAnimatedScopeStaysNotAnimated() {
