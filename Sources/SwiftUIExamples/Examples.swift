@@ -143,11 +143,14 @@ final class TitleViewController: UIViewController, ViewUpdating {
 
     func updateView(animated: Bool) {
         let text = model.title + " — " + model.subtitle + (badge > 0 ? " (\(badge))" : "")
-        if animated {
-            UIView.animate(withDuration: 0.25) { self.titleLabel.text = text }
-        } else {
-            titleLabel.text = text
-        }
+        updateContext.animateChanges { self.titleLabel.text = text }  // the delivery's transaction
+    }
+
+    /// A badge change animated with a spring, and a completion once it is on screen.
+    func bump() {
+        var transaction = UpdateTransaction(animation: .spring(duration: 0.4, bounce: 0.3))
+        transaction.addCompletion { completion in print("badge shown:", completion.wasShown) }
+        withUpdateTransaction(transaction) { badge += 1 }
     }
 }
 #elseif canImport(AppKit) && canImport(Combine)

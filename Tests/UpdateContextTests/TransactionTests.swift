@@ -439,6 +439,27 @@ final class TransactionTests: XCTestCase {
         XCTAssertNil(face.delivery.animation)
     }
 
+    func testFlushedAnimationWithATransaction() {
+        context.setNeedsUpdate()  // earlier: shown at once, not animated
+        context.animateWithFlushedUpdates(transaction: log.transaction("flushed", .easeOut(duration: 0.3))) {
+            XCTAssertEqual(deliveries, ["n"], "the earlier request was delivered first")
+            context.setNeedsUpdate()
+        }
+        XCTAssertEqual(deliveries, ["n", "\(UpdateAnimation.easeOut(duration: 0.3))"])
+        XCTAssertEqual(log.all, ["flushed:shown"])
+        context.animateWithFlushedUpdates(transaction: log.transaction("nothing", .default)) {}
+        XCTAssertEqual(log.all, ["flushed:shown", "nothing:no updaters"])
+        context.suspend()
+        context.setNeedsUpdate(animated: false)
+        context.animateWithFlushedUpdates(transaction: log.transaction("suspended", .default)) {
+            context.setNeedsUpdate()
+        }
+        XCTAssertEqual(log.all.count, 2, "kept while suspended")
+        context.resume()
+        XCTAssertEqual(deliveries.last, "n", "the earlier non-animated request keeps the resume's delivery still")
+        XCTAssertEqual(log.all, ["flushed:shown", "nothing:no updaters", "suspended:shown"])
+    }
+
     func testAnExplicitFalseInsideAnAnimatedScopeStaysNotAnimated() {
         withUpdateAnimation(.default) { context.setNeedsUpdate(animated: false) }
         scheduler.turn()

@@ -87,3 +87,52 @@ extension ViewUpdatingContext {
         transaction.animate(changes)
     }
 }
+
+extension ViewUpdatingContext {
+    /// ``animateWithFlushedUpdates(using:file:line:_:)`` with a transaction instead of an animator: what was
+    /// requested before is delivered now, outside the animation; then `changes` run, and what they
+    /// requested is delivered at once with `transaction` — its updaters animate through it
+    /// (``animateChanges(_:)``, ``UpdateTransaction/animate(_:)``) — and its completions run after that
+    /// animation. When the first step cannot deliver (suspended, or inside an updater), what `changes`
+    /// requested is added with `transaction` after the earlier requests, as the rules keep them. When
+    /// `changes` request nothing, the completions are told at once that nothing was shown
+    /// (``UpdateCompletion/DropReason/noUpdaters``).
+    ///
+    /// ```swift
+    /// final class Model { var isExpanded = false }
+    /// let context = ViewUpdatingContext()
+    /// let model = Model()
+    /// context.animateWithFlushedUpdates(transaction: UpdateTransaction(animation: .easeInOut(duration: 0.3))) {
+    ///     model.isExpanded = true
+    ///     context.setNeedsUpdate()
+    /// }
+    /// ```
+    ///
+    /// Main thread (a precondition says so, naming the caller's line).
+    public func animateWithFlushedUpdates(
+        transaction: UpdateTransaction, file: StaticString = #fileID, line: UInt = #line,
+        _ changes: () -> Void
+    ) {
+        precondition(
+            storage.isOnSchedulerThread,
+            "ViewUpdatingContext.animateWithFlushedUpdates(transaction:_:) must be called on the main thread",
+            file: file, line: line)
+        updateIfNeeded(file: file, line: line)
+        if isUpdatePending {
+            // Suspended, or inside an updater: only what `changes` requested joins the transaction.
+            if storage.requestsMade(during: changes) {
+                setNeedsUpdate(transaction: transaction)
+            } else {
+                storage.drop(transaction, .noUpdaters)
+            }
+            return
+        }
+        changes()
+        if isUpdatePending {
+            update(transaction: transaction, file: file, line: line)
+        } else {
+            storage.drop(transaction, .noUpdaters)
+        }
+        updateIfNeeded(file: file, line: line)
+    }
+}
