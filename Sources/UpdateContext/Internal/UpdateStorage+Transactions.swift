@@ -187,8 +187,11 @@ enum TransactionCache {
             cache.pointee.epoch == cvu_transaction_epoch_load()
         else { return false }
         let (curve, bounce) = animation.curveCode
-        return cache.pointee.curve == curve && cache.pointee.bounce == bounce
-            && cache.pointee.duration == animation.duration && cache.pointee.delay == animation.delay
+        // Bit patterns: the values are finite (UpdateAnimation checks), so equal bits are equal values, and
+        // the comparison needs no unordered (NaN) branches; a mismatch only means the slow path.
+        return cache.pointee.curve == curve && cache.pointee.bounce.bitPattern == bounce.bitPattern
+            && cache.pointee.duration.bitPattern == animation.duration.bitPattern
+            && cache.pointee.delay.bitPattern == animation.delay.bitPattern
     }
 
     static func store(_ storage: UpdateStorage, _ animation: UpdateAnimation) {

@@ -80,8 +80,9 @@ public struct UpdateTransaction: Sendable, CustomStringConvertible {
         self.animation = animation
     }
 
-    /// Whether it carries nothing but its animation (no values, no completions).
-    var isPlain: Bool { values.isEmpty && completions.isEmpty }
+    /// Whether it carries nothing but its animation (no values, no completions): kept as a field, so that
+    /// the fast path of a repeated request reads one byte.
+    private(set) var isPlain = true
 
     /// Whether it animates: `animation != nil`.
     public var isAnimated: Bool { animation != nil }
@@ -89,7 +90,10 @@ public struct UpdateTransaction: Sendable, CustomStringConvertible {
     /// The value for `key`, or its default value.
     public subscript<Key: UpdateTransactionKey>(key: Key.Type) -> Key.Value {
         get { values[ObjectIdentifier(key)] as? Key.Value ?? Key.defaultValue }
-        set { values[ObjectIdentifier(key)] = newValue }
+        set {
+            values[ObjectIdentifier(key)] = newValue
+            isPlain = false
+        }
     }
 
     /// Adds a completion: called exactly once, on the main thread, when the change this transaction
@@ -98,6 +102,7 @@ public struct UpdateTransaction: Sendable, CustomStringConvertible {
     /// request another update, which is delivered in a later cycle.
     public mutating func addCompletion(_ completion: @escaping @Sendable (UpdateCompletion) -> Void) {
         completions.append(CompletionBox(completion))
+        isPlain = false
     }
 
     /// How many completions it carries.
@@ -107,6 +112,7 @@ public struct UpdateTransaction: Sendable, CustomStringConvertible {
     /// one, its values over these, its completions after these.
     mutating func absorb(_ later: UpdateTransaction) {
         if let animation = later.animation { self.animation = animation }
+        if !later.isPlain { isPlain = false }
         values.merge(later.values) { _, newer in newer }
         for box in later.completions where !completions.contains(where: { $0 === box }) {
             completions.append(box)
@@ -131,6 +137,7 @@ public struct UpdateTransaction: Sendable, CustomStringConvertible {
     var withoutCompletions: UpdateTransaction {
         var copy = self
         copy.completions = []
+        copy.isPlain = copy.values.isEmpty
         return copy
     }
 
