@@ -53,6 +53,9 @@ final class RandomizedModelTests: XCTestCase {
         var requestInside: Bool?? = nil
         var inPrivateTurn = false
         var deliveredInPrivateTurn = 0
+        /// The animation of each delivery, as its updater saw the transaction (`nil`: not animated).
+        var deliveredAnimations: [String?] = []
+        let completions = CompletionRecorder()
 
         init(defaultAnimated: Bool) {
             model = ReferenceRules(defaultAnimated: defaultAnimated)
@@ -84,6 +87,10 @@ final class RandomizedModelTests: XCTestCase {
                 if subject.released { subject.callsAfterRelease += 1 }
                 if privateTurn { subject.deliveredInPrivateTurn += 1 }
                 subject.delivered.append(animated)
+                subject.completions.deliveries = subject.delivered.count
+                let animation = context.deliveryTransaction?.animation
+                subject.deliveredAnimations.append(
+                    animation.map { $0 == .default ? "default" : "\($0)" })
                 if let flag = subject.requestInside {
                     subject.requestInside = nil
                     subject.inbox.append(flag)
@@ -111,6 +118,10 @@ final class RandomizedModelTests: XCTestCase {
             }
         }
 
+        let transactionAnimations: [UpdateAnimation?] = [
+            nil, .default, .linear(duration: 0.2), .spring(duration: 0.4, bounce: 0.3),
+        ]
+        var nextCompletion = 0
         var log: [String] = []
         for step in 0..<steps {
             let subject = subjects.randomElement(using: &random)!
@@ -118,11 +129,26 @@ final class RandomizedModelTests: XCTestCase {
             let flag: Bool? = [nil, false, true].randomElement(using: &random)!
             let action = Int.random(in: 0..<100, using: &random)
             switch action {
-            case 0..<25:
+            case 0..<15:
                 log.append("main \(flag.map { $0 ? "T" : "F" } ?? "N")")
                 subject.applyInbox()
                 subject.model.setNeeds(flag)
                 context.setNeedsUpdate(animated: flag)
+            case 15..<25:
+                // A transaction: one of a few animations (or none), with a completion half of the time.
+                let animation = transactionAnimations.randomElement(using: &random)!
+                let id: Int? = Bool.random(using: &random) ? nextCompletion : nil
+                nextCompletion += 1
+                log.append("main t(\(animation.map { "\($0)" } ?? "-"))\(id.map { " #\($0)" } ?? "")")
+                subject.applyInbox()
+                subject.model.setNeeds(
+                    transaction: animation.map { $0 == .default ? "default" : "\($0)" }, completion: id)
+                var transaction = UpdateTransaction(animation: animation)
+                if let id {
+                    let recorder = subject.completions
+                    transaction.addCompletion { recorder.record(id, $0) }
+                }
+                context.setNeedsUpdate(transaction: transaction)
             case 25..<37:
                 // Off the main thread: `nil` or `true` (an explicit `false` there collapses in the inbox,
                 // see UpdateStateMachine.enqueue, which this model does not repeat).
@@ -223,6 +249,23 @@ final class RandomizedModelTests: XCTestCase {
                             + "model \(letters(expected)); last steps: \(log.suffix(12))")
                     return
                 }
+                if s.deliveredAnimations != s.model.deliveredAnimations {
+                    XCTFail(
+                        "seed \(seed) step \(step) context \(index): animations \(s.deliveredAnimations), model "
+                            + "\(s.model.deliveredAnimations); last steps: \(log.suffix(12))")
+                    return
+                }
+                // Every completion the model puts in a delivery was called once, shown, by that delivery.
+                let expectedCompletions = Set(
+                    s.model.deliveredCompletions.enumerated().flatMap { index, ids in ids.map { "\($0)@\(index + 1)" } }
+                )
+                let calls = s.completions.entries
+                if Set(calls) != expectedCompletions || calls.count != expectedCompletions.count {
+                    XCTFail(
+                        "seed \(seed) step \(step) context \(index): completions \(calls.sorted()), model "
+                            + "\(expectedCompletions.sorted()); last steps: \(log.suffix(12))")
+                    return
+                }
                 XCTAssertEqual(s.disagreements, 0, "seed \(seed): updaters of one delivery disagreed")
                 XCTAssertEqual(s.callsAfterRemoval, 0, "seed \(seed): a removed updater was called")
                 XCTAssertEqual(s.deliveredInPrivateTurn, 0, "seed \(seed): delivered in a private mode")
@@ -230,6 +273,17 @@ final class RandomizedModelTests: XCTestCase {
         }
         for s in subjects {
             XCTAssertEqual(s.callsAfterRelease, 0, "seed \(seed): a released context delivered")
+        }
+    }
+
+    /// The completions of one subject's transactions: `id@delivery` for those shown (the delivery's number
+    /// as the primary updater counted it), `id@released` for those dropped.
+    // @unchecked Sendable: completions run on the thread that turns the manual scheduler (this test's).
+    final class CompletionRecorder: @unchecked Sendable {
+        var deliveries = 0
+        var entries: [String] = []
+        func record(_ id: Int, _ completion: UpdateCompletion) {
+            entries.append(completion.wasShown ? "\(id)@\(deliveries)" : "\(id)@dropped")
         }
     }
 

@@ -10,6 +10,13 @@ enum UpdateRequest: Equatable, Sendable {
     case transaction(TransactionBox, update: Bool)
 }
 
+extension UpdateRequest {
+    /// `animated: true` without a transaction: the delivery's animation becomes the default one.
+    var isAnimatedWithoutTransaction: Bool {
+        self == .setNeedsUpdate(true) || self == .update(true)
+    }
+}
+
 /// A transaction waiting in the inbox; equal only to itself (its completions are closures).
 final class TransactionBox: Sendable, Equatable {
     let transaction: UpdateTransaction

@@ -24,6 +24,11 @@ extension UpdateStorage {
             return
         }
         drainInboxIfNeeded()
+        if flag == true && hasPendingTransaction {
+            // The last animated request has no transaction: the delivery takes the default animation.
+            TransactionCache.invalidate()
+            ledger.animatedRequestWithoutTransaction()
+        }
         perform(machinePointer.pointee.update(flag, defaultAnimated: animated))
     }
 

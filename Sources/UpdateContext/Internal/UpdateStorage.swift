@@ -233,7 +233,12 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
             if case .transaction(let box, let update) = request {
                 apply(box.transaction, update: update)
             } else {
-                perform(machinePointer.pointee.apply(request, defaultAnimated: animated))
+                let action = machinePointer.pointee.apply(request, defaultAnimated: animated)
+                if request.isAnimatedWithoutTransaction && hasPendingTransaction && !action.isEarlyFlush {
+                    TransactionCache.invalidate()
+                    ledger.animatedRequestWithoutTransaction()
+                }
+                perform(action)
             }
         }
         publishScheduled()
