@@ -44,23 +44,28 @@ extension UpdateTransaction {
         nonisolated(unsafe) let changes = changes
         nonisolated(unsafe) let completion = completion
         MainActor.assumeIsolated {
+            // iOS 26: `.flushUpdates` applies the updates the changes invalidate (layout, properties)
+            // inside the animation, as UIKit 26 recommends over `.layoutSubviews`.
+            var common: UIView.AnimationOptions = [.allowUserInteraction]
+            #if canImport(UIKit, _version: 9000)
+            if #available(iOS 26, tvOS 26, visionOS 26, *) { common.insert(.flushUpdates) }
+            #endif
             let options: UIView.AnimationOptions
             switch animation.curve {
-            case .default, .easeInOut: options = [.curveEaseInOut, .allowUserInteraction]
-            case .linear: options = [.curveLinear, .allowUserInteraction]
-            case .easeIn: options = [.curveEaseIn, .allowUserInteraction]
-            case .easeOut: options = [.curveEaseOut, .allowUserInteraction]
+            case .default, .easeInOut: options = common.union(.curveEaseInOut)
+            case .linear: options = common.union(.curveLinear)
+            case .easeIn: options = common.union(.curveEaseIn)
+            case .easeOut: options = common.union(.curveEaseOut)
             case .spring(let bounce):
                 if #available(iOS 17, tvOS 17, visionOS 1, *) {
                     UIView.animate(
                         springDuration: animation.duration, bounce: bounce, initialSpringVelocity: 0,
-                        delay: animation.delay, options: [.allowUserInteraction], animations: changes,
-                        completion: completion)
+                        delay: animation.delay, options: common, animations: changes, completion: completion)
                 } else {
                     UIView.animate(
                         withDuration: animation.duration, delay: animation.delay,
                         usingSpringWithDamping: min(1, max(0.01, 1 - bounce)), initialSpringVelocity: 0,
-                        options: [.allowUserInteraction], animations: changes, completion: completion)
+                        options: common, animations: changes, completion: completion)
                 }
                 return
             }
@@ -111,3 +116,37 @@ extension UpdateTransaction {
     }
     #endif
 }
+
+#if canImport(QuartzCore)
+import QuartzCore
+
+extension UpdateTransaction {
+    /// Performs `changes` to Core Animation layers in a `CATransaction` with ``animation``'s duration and
+    /// timing (a spring times as ease-in-out; Core Animation's implicit animations have no delay), or
+    /// with actions disabled when it has none. The delivery's completions wait for the transaction's
+    /// completion block. Main thread.
+    public func animateLayers(_ changes: () -> Void) {
+        CATransaction.begin()
+        if let animation {
+            let group = self.group
+            group?.enter()
+            CATransaction.setAnimationDuration(animation.duration)
+            let name: CAMediaTimingFunctionName
+            switch animation.curve {
+            case .linear: name = .linear
+            case .easeIn: name = .easeIn
+            case .easeOut: name = .easeOut
+            case .default: name = .default
+            case .easeInOut, .spring: name = .easeInEaseOut
+            }
+            CATransaction.setAnimationTimingFunction(CAMediaTimingFunction(name: name))
+            // Core Animation calls the block on the main thread, where the group lives.
+            CATransaction.setCompletionBlock { group?.leave() }
+        } else {
+            CATransaction.setDisableActions(true)
+        }
+        changes()
+        CATransaction.commit()
+    }
+}
+#endif
