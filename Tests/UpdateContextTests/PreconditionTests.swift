@@ -1,0 +1,59 @@
+import Foundation
+import NotificationCoalescing
+import UpdateContext
+import XCTest
+
+/// Bad input stops on a precondition that names it. Each case runs in a child process (this test binary,
+/// run again with `CVU_TRAP_CASE` set, on Linux), which must die with the message on standard error.
+final class PreconditionTests: XCTestCase {
+    private static let cases: [String: @Sendable () -> Void] = [
+        "negative duration": { _ = UpdateAnimation.linear(duration: -1) },
+        "infinite duration": { _ = UpdateAnimation.easeIn(duration: .infinity) },
+        "NaN delay": { _ = UpdateAnimation.default.delay(.nan) },
+        "bounce above 1": { _ = UpdateAnimation.spring(duration: 0.3, bounce: 1.5) },
+        "non-finite bounce": { _ = UpdateAnimation.spring(duration: 0.3, bounce: -.infinity) },
+    ]
+
+    /// The child's entry point: runs the case named by `CVU_TRAP_CASE` (it must not return). Skipped in a
+    /// normal run.
+    func testTrapChild() throws {
+        guard let name = ProcessInfo.processInfo.environment["CVU_TRAP_CASE"] else {
+            throw XCTSkip("the child process's entry point for PreconditionTests")
+        }
+        Self.cases[name]?()
+        print("CVU_TRAP_CASE \(name): returned")
+    }
+
+    private func assertTraps(
+        _ name: String, mentioning expected: String, file: StaticString = #filePath, line: UInt = #line
+    ) throws {
+        #if os(Linux)
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        child.arguments = ["UpdateContextTests.PreconditionTests/testTrapChild"]
+        child.environment = ProcessInfo.processInfo.environment.merging(["CVU_TRAP_CASE": name]) { $1 }
+        let output = Pipe()
+        child.standardOutput = output
+        child.standardError = output
+        try child.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        child.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        XCTAssertFalse(text.contains("returned"), "\(name): the bad input was accepted", file: file, line: line)
+        XCTAssertNotEqual(child.terminationStatus, 0, "\(name): the child did not stop", file: file, line: line)
+        XCTAssertTrue(
+            text.contains(expected), "\(name): the message does not name the mistake:\n\(text.suffix(600))",
+            file: file, line: line)
+        #else
+        throw XCTSkip("child processes of the test bundle are run on Linux")
+        #endif
+    }
+
+    func testBadDurationsDelaysAndBouncesStopWithAMessageNamingThem() throws {
+        try assertTraps("negative duration", mentioning: "duration must be finite and not negative (got -1.0)")
+        try assertTraps("infinite duration", mentioning: "duration must be finite and not negative (got inf)")
+        try assertTraps("NaN delay", mentioning: "delay must be finite and not negative (got nan)")
+        try assertTraps("bounce above 1", mentioning: "bounce must be finite and between -1 and 1 (got 1.5)")
+        try assertTraps("non-finite bounce", mentioning: "bounce must be finite and between -1 and 1 (got -inf)")
+    }
+}
