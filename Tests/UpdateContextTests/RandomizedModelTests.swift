@@ -123,7 +123,18 @@ final class RandomizedModelTests: XCTestCase {
         ]
         var nextCompletion = 0
         var log: [String] = []
+        var releasedChecks: [(CompletionRecorder, Int, [Int], Int)] = []
+        func checkReleased() {
+            for (recorder, shownBefore, pendingIDs, releasedAt) in releasedChecks {
+                let dropped = Array(recorder.entries.dropFirst(shownBefore))
+                XCTAssertEqual(
+                    dropped.sorted(), pendingIDs.map { "\($0)@dropped" }.sorted(),
+                    "seed \(seed) step \(releasedAt): a released context's pending completions, dropped once each")
+            }
+            releasedChecks.removeAll()
+        }
         for step in 0..<steps {
+            checkReleased()
             let subject = subjects.randomElement(using: &random)!
             guard let context = subject.context else { continue }
             let flag: Bool? = [nil, false, true].randomElement(using: &random)!
@@ -235,6 +246,11 @@ final class RandomizedModelTests: XCTestCase {
             default:
                 log.append("release")
                 subject.released = true
+                subject.applyInbox()  // what waits in the inbox goes with the context too
+                // Its pending completions are told as dropped, once each, when it goes: at the end of this
+                // step, once the step's own reference (`context`) is gone too; checked at the next one.
+                releasedChecks.append(
+                    (subject.completions, subject.completions.entries.count, subject.model.pendingCompletions, step))
                 subject.context = nil  // released with whatever was pending: delivers nothing more
                 let fresh = Subject(defaultAnimated: Bool.random(using: &random))
                 make(fresh)
@@ -271,6 +287,7 @@ final class RandomizedModelTests: XCTestCase {
                 XCTAssertEqual(s.deliveredInPrivateTurn, 0, "seed \(seed): delivered in a private mode")
             }
         }
+        checkReleased()
         for s in subjects {
             XCTAssertEqual(s.callsAfterRelease, 0, "seed \(seed): a released context delivered")
         }

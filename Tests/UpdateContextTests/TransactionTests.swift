@@ -266,6 +266,7 @@ final class TransactionTests: XCTestCase {
         transaction.addCompletion { _ in released.fulfill() }
         context.setNeedsUpdate(transaction: transaction)
         context = nil
+        XCTAssertEqual(log.all, ["released:released"], "released on its scheduler's thread: told at once")
         wait(for: [released], timeout: 5)
         XCTAssertEqual(log.all, ["released:released"])
 
