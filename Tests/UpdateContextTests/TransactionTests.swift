@@ -461,6 +461,24 @@ final class TransactionTests: XCTestCase {
         XCTAssertEqual(log.all, ["flushed:shown", "nothing:no updaters", "suspended:shown"])
     }
 
+    /// An async sequence's elements are consumed on a task of their own: the subscription carries the
+    /// transaction they request with.
+    func testAnAsyncSequenceRequestsWithItsTransaction() {
+        let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
+        var transaction = UpdateTransaction(animation: .easeOut(duration: 0.2))
+        transaction.addCompletion { [log] in log!.record("stream", $0) }
+        let subscription = context.requestUpdates(from: stream, transaction: transaction)
+        continuation.yield(1)
+        continuation.yield(2)
+        continuation.finish()
+        let deadline = Date(timeIntervalSinceNow: 5)
+        while context.runningSubscriptions > 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.001) }
+        scheduler.turn()
+        XCTAssertEqual(deliveries, ["\(UpdateAnimation.easeOut(duration: 0.2))"])
+        XCTAssertEqual(log.all, ["stream:shown"], "one delivery absorbed both requests: one call")
+        withExtendedLifetime(subscription) {}
+    }
+
     func testAnExplicitFalseInsideAnAnimatedScopeStaysNotAnimated() {
         withUpdateAnimation(.default) { context.setNeedsUpdate(animated: false) }
         scheduler.turn()

@@ -1,3 +1,4 @@
+import Foundation
 import NotificationCoalescing
 
 /// What outside callbacks hold instead of a core: Observation's `onChange` closures, the tasks that
@@ -27,6 +28,17 @@ package final class UpdateLink: Sendable {
     /// `setNeedsUpdate(animated:)` on the context, if it is still there. Any thread.
     package func setNeedsUpdate(_ flag: Bool?) {
         state.withLock { $0.core }?.setNeedsUpdateFromOutside(flag)
+    }
+
+    /// `setNeedsUpdate(transaction:)` on the context, if it is still there (otherwise the transaction's
+    /// completions are told it was dropped). Any thread.
+    package func setNeedsUpdate(transaction: UpdateTransaction) {
+        if let core = state.withLock({ $0.core }), let scheduler = core.retainedScheduler() {
+            withExtendedLifetime(scheduler) { core.request(transaction, update: false) }
+        } else if transaction.completionCount > 0 {
+            let group = CompletionGroup(transaction.completions)
+            DispatchQueue.main.async { group.complete(.dropped(.contextReleased)) }
+        }
     }
 
     package var isCut: Bool { state.withLock { $0.core == nil } }

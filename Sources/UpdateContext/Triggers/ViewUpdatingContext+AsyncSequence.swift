@@ -73,6 +73,38 @@ extension ViewUpdatingContext {
         subscribe(to: sequence, animated: animated, cancelsOnRelease: false)
     }
 
+    /// ``requestUpdates(from:animated:)`` whose requests each carry `transaction` (its animation, values
+    /// and completions: a completion is called once per delivery that absorbed such a request). The
+    /// elements are consumed on a task of their own, which does not see a `withUpdateTransaction` around
+    /// the code that produced them: this is how a sequence's requests carry one.
+    ///
+    /// ```swift
+    /// let context = ViewUpdatingContext()
+    /// let (changes, continuation) = AsyncStream.makeStream(of: Int.self)
+    /// let subscription = context.requestUpdates(
+    ///     from: changes, transaction: UpdateTransaction(animation: .easeOut(duration: 0.2)))
+    /// continuation.yield(1)
+    /// ```
+    public func requestUpdates<S: AsyncSequence & Sendable>(from sequence: S, transaction: UpdateTransaction)
+        -> UpdateSubscription
+    {
+        let link = storage.link
+        let key = link.reserveKey()
+        let task = Task.detached {
+            defer { link.finished(key) }
+            do {
+                for try await _ in sequence {
+                    if Task.isCancelled || link.isCut { return }
+                    link.setNeedsUpdate(transaction: transaction)
+                }
+            } catch {
+                // A sequence that throws ends the subscription, like one that finishes.
+            }
+        }
+        link.register(task, key: key)
+        return UpdateSubscription(runner: task, link: link, cancelsOnRelease: true)
+    }
+
     private func subscribe<S: AsyncSequence & Sendable>(to sequence: S, animated: Bool?, cancelsOnRelease: Bool)
         -> UpdateSubscription
     {
