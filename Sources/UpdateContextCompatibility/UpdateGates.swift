@@ -172,7 +172,8 @@ extension View {
     /// - Parameters:
     ///   - context: The context whose deliveries re-evaluate the view; its ``ViewUpdatingContext/observableObject``
     ///     is observed. Its other updaters run as usual.
-    ///   - animation: The animation of an animated delivery (`nil`: none).
+    ///   - animation: The animation of an animated delivery (`nil`: none), unless the delivery's transaction
+    ///     chose one (`withUpdateAnimation`, `setNeedsUpdate(transaction:)`): that one wins.
     public func updatesOnly(onDeliveryOf context: ViewUpdatingContext, animation: Animation? = .default)
         -> some View
     {
@@ -250,11 +251,17 @@ private struct AnimatedGate<Content: View>: View {
     let animation: Animation?
     let content: Content
 
+    /// An animation the delivery's transaction chose (other than the default one) wins over the gate's.
+    private var chosen: Animation? {
+        if let requested = delivery.animation, requested != .default { return requested.swiftUIAnimation }
+        return animation
+    }
+
     var body: some View {
         let gated = EquatableView(
             content: GatedContent(gate: UpdateGate(onChangeOf: delivery.number), content: content))
         if #available(iOS 15, macOS 12, tvOS 15, watchOS 8, *) {
-            gated.animation(delivery.animated ? animation : nil, value: delivery.number)
+            gated.animation(delivery.animated ? chosen : nil, value: delivery.number)
         } else {
             gated
         }
