@@ -88,26 +88,20 @@ extension ViewUpdatingContext {
     public func requestUpdates<S: AsyncSequence & Sendable>(from sequence: S, transaction: UpdateTransaction)
         -> UpdateSubscription
     {
-        let link = storage.link
-        let key = link.reserveKey()
-        let task = Task.detached {
-            defer { link.finished(key) }
-            do {
-                for try await _ in sequence {
-                    if Task.isCancelled || link.isCut { return }
-                    link.setNeedsUpdate(transaction: transaction)
-                }
-            } catch {
-                // A sequence that throws ends the subscription, like one that finishes.
-            }
-        }
-        link.register(task, key: key)
-        return UpdateSubscription(runner: task, link: link, cancelsOnRelease: true)
+        subscribe(to: sequence, cancelsOnRelease: true) { $0.setNeedsUpdate(transaction: transaction) }
     }
 
     private func subscribe<S: AsyncSequence & Sendable>(to sequence: S, animated: Bool?, cancelsOnRelease: Bool)
         -> UpdateSubscription
     {
+        subscribe(to: sequence, cancelsOnRelease: cancelsOnRelease) { $0.setNeedsUpdate(animated) }
+    }
+
+    /// Follows `sequence` on a task of its own: each element makes `request` on the link, until the
+    /// sequence ends, the subscription is cancelled (or released, when `cancelsOnRelease`) or the context goes.
+    private func subscribe<S: AsyncSequence & Sendable>(
+        to sequence: S, cancelsOnRelease: Bool, request: @escaping @Sendable (UpdateLink) -> Void
+    ) -> UpdateSubscription {
         let link = storage.link
         let key = link.reserveKey()
         let task = Task.detached {
@@ -115,7 +109,7 @@ extension ViewUpdatingContext {
             do {
                 for try await _ in sequence {
                     if Task.isCancelled || link.isCut { return }
-                    link.setNeedsUpdate(animated)
+                    request(link)
                 }
             } catch {
                 // A sequence that throws ends the subscription, like one that finishes.
