@@ -1,4 +1,3 @@
-import Foundation
 import NotificationCoalescing
 
 /// What outside callbacks hold instead of a core: Observation's `onChange` closures, the tasks that
@@ -35,9 +34,8 @@ package final class UpdateLink: Sendable {
     package func setNeedsUpdate(transaction: UpdateTransaction) {
         if let core = state.withLock({ $0.core }), let scheduler = core.retainedScheduler() {
             withExtendedLifetime(scheduler) { core.request(transaction, update: false) }
-        } else if transaction.completionCount > 0 {
-            let group = CompletionGroup(transaction.completions)
-            DispatchQueue.main.async { group.complete(.dropped(.contextReleased)) }
+        } else {
+            transaction.tellDropped(.contextReleased, onThisThread: false)
         }
     }
 

@@ -24,12 +24,7 @@ extension UpdateStorage {
             return
         }
         drainInboxIfNeeded()
-        if flag == true && hasPendingTransaction {
-            // The last animated request has no transaction: the delivery takes the default animation.
-            TransactionCache.invalidate()
-            ledger.animatedRequestWithoutTransaction()
-        }
-        perform(machinePointer.pointee.update(flag, defaultAnimated: animated))
+        perform(machinePointer.pointee.update(flag, defaultAnimated: animated), forPlainRequest: flag)
     }
 
     /// A lifecycle event: `update()` on the main thread, a deferred update anywhere else. Called by the

@@ -31,9 +31,7 @@ extension UpdateStorage {
 
     private func requestSlowly(_ transaction: UpdateTransaction, update: Bool) {
         guard isOnSchedulerThread else {
-            if !post(.transaction(TransactionBox(transaction), update: update)) {
-                drop(transaction, .contextReleased)
-            }
+            postToInbox(transaction, update: update)
             return
         }
         drainInboxIfNeeded()
@@ -55,9 +53,7 @@ extension UpdateStorage {
         switch action {
         case .deferToInbox:
             // Updaters are running: a later cycle, with the transaction.
-            if !post(.transaction(TransactionBox(transaction), update: update)) {
-                drop(transaction, .contextReleased)
-            }
+            postToInbox(transaction, update: update)
         case .deliverNow(let delivery, _) where delivery.isEarlyFlush:
             // The flush shows what was pending before this request; this one's payload waits for the next.
             perform(action)
@@ -74,6 +70,24 @@ extension UpdateStorage {
                 TransactionCache.invalidate()
             }
         }
+    }
+
+    /// Puts a request with `transaction` in the inbox; a context already gone tells its completions.
+    private func postToInbox(_ transaction: UpdateTransaction, update: Bool) {
+        if !post(.transaction(TransactionBox(transaction), update: update)) {
+            drop(transaction, .contextReleased)
+        }
+    }
+
+    /// Carries out `action`, the machine's answer to a request with `flag` and no transaction. An animated
+    /// one makes a pending transaction's animation the default one (the last animated request's), unless
+    /// `action` is the early flush, which has taken that transaction away.
+    func perform(_ action: UpdateStateMachine.Action, forPlainRequest flag: Bool?) {
+        if flag == true && hasPendingTransaction && !action.isEarlyFlush {
+            TransactionCache.invalidate()
+            ledger.animatedRequestWithoutTransaction()
+        }
+        perform(action)
     }
 
     private func keepPending(_ transaction: UpdateTransaction) {
@@ -139,13 +153,7 @@ extension UpdateStorage {
     /// The context is gone (or the inbox entry was refused): every completion of `transaction` is told, on
     /// the main thread.
     func drop(_ transaction: UpdateTransaction, _ reason: UpdateCompletion.DropReason) {
-        guard transaction.completionCount > 0 else { return }
-        let group = CompletionGroup(transaction.completions)
-        if isOnSchedulerThread {
-            group.complete(.dropped(reason))
-        } else {
-            DispatchQueue.main.async { group.complete(.dropped(reason)) }
-        }
+        transaction.tellDropped(reason, onThisThread: isOnSchedulerThread)
     }
 
     /// What the context held when it went: the pending transaction and those waiting in the inbox.

@@ -171,12 +171,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
             return
         }
         drainInboxIfNeeded()
-        let action = machinePointer.pointee.setNeedsUpdate(flag)
-        if flag == true && hasPendingTransaction && !action.isEarlyFlush {
-            TransactionCache.invalidate()
-            ledger.animatedRequestWithoutTransaction()
-        }
-        perform(action)
+        perform(machinePointer.pointee.setNeedsUpdate(flag), forPlainRequest: flag)
     }
 
     // MARK: Performing actions (main thread)
@@ -233,12 +228,9 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
             if case .transaction(let box, let update) = request {
                 apply(box.transaction, update: update)
             } else {
-                let action = machinePointer.pointee.apply(request, defaultAnimated: animated)
-                if request.isAnimatedWithoutTransaction && hasPendingTransaction && !action.isEarlyFlush {
-                    TransactionCache.invalidate()
-                    ledger.animatedRequestWithoutTransaction()
-                }
-                perform(action)
+                perform(
+                    machinePointer.pointee.apply(request, defaultAnimated: animated),
+                    forPlainRequest: request.isAnimatedWithoutTransaction ? true : nil)
             }
         }
         publishScheduled()

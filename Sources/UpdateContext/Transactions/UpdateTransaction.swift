@@ -132,6 +132,18 @@ public struct UpdateTransaction: Sendable, CustomStringConvertible {
         return copy
     }
 
+    /// Tells every completion that the request was dropped: at once when the caller is on its context's
+    /// scheduler thread (the main thread), otherwise from the main queue.
+    func tellDropped(_ reason: UpdateCompletion.DropReason, onThisThread: Bool) {
+        guard !completions.isEmpty else { return }
+        let group = CompletionGroup(completions)
+        if onThisThread {
+            group.complete(.dropped(reason))
+        } else {
+            DispatchQueue.main.async { group.complete(.dropped(reason)) }
+        }
+    }
+
     /// The same transaction without its completions: what the updaters of a delivery see (the completions
     /// belong to the delivery, which calls each once).
     var withoutCompletions: UpdateTransaction {
