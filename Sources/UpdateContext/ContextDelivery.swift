@@ -56,10 +56,7 @@ package final class DeliveryFeed: Sendable {
         let storage = context.storage
         // The closure holds the storage, not the context: the context's release must stay possible.
         let token = context.onUpdate { [storage] animated in
-            announce(
-                ContextDelivery(
-                    number: storage.deliverySerial, animated: animated, isForced: storage.isForcedDelivery,
-                    animation: animated ? storage.deliveryTransaction(animated: true).animation : nil))
+            announce(storage.deliveryUnderWay(animated: animated, isForced: storage.isForcedDelivery))
         }
         self.token.withLock { $0 = token }
     }
@@ -96,5 +93,15 @@ extension ViewUpdatingContext {
         let link = storage.link
         if let face = link.face(Face.self) { return face }
         return link.adopt(make())
+    }
+}
+
+extension UpdateStorage {
+    /// The delivery under way (main thread, inside its updaters), as the faces and renders describe it:
+    /// its number, flag, whether it is forced, and its transaction's animation.
+    func deliveryUnderWay(animated: Bool, isForced: Bool) -> ContextDelivery {
+        ContextDelivery(
+            number: deliverySerial, animated: animated, isForced: isForced,
+            animation: animated ? deliveryTransaction(animated: true).animation : nil)
     }
 }

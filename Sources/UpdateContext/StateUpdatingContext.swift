@@ -184,11 +184,7 @@ public final class StateUpdatingContext<State: Equatable> {
             let old = rendered.last
             if !forced, let old, old == current { return }
             rendered.last = current
-            render(
-                current, old,
-                ContextDelivery(
-                    number: storage.deliverySerial, animated: animated, isForced: forced,
-                    animation: animated ? storage.deliveryTransaction(animated: true).animation : nil))
+            render(current, old, storage.deliveryUnderWay(animated: animated, isForced: forced))
         }
     }
 }
