@@ -1,3 +1,4 @@
+import CoalescingTestSupport
 import Foundation
 import NotificationCoalescing
 import UpdateContext
@@ -24,16 +25,6 @@ final class MisuseRecoveryTests: XCTestCase {
 
     override func tearDown() {
         Misuse.testObserver = nil
-    }
-
-    /// Runs `body` on a thread of its own and waits for it (`DispatchQueue.sync` would run it here).
-    private func onAnotherThread(_ body: @escaping @Sendable () -> Void) {
-        let done = DispatchSemaphore(value: 0)
-        Thread {
-            body()
-            done.signal()
-        }.start()
-        done.wait()
     }
 
     private var reported: [Misuse.Report] { reports.withLock { $0 } }

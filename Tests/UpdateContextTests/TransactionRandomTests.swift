@@ -1,3 +1,4 @@
+import CoalescingTestSupport
 import Foundation
 import NotificationCoalescing
 import UpdateContext
@@ -8,48 +9,10 @@ private enum Tag: UpdateTransactionKey {
 }
 
 /// Random request sequences with transactions (plain and with values, repeated — the fast path — and mixed
-/// with Bool requests), against a reference of the merge rules. `RANDOM_SEED=… swift test --filter
+/// with Bool requests), against the reference rules (`ReferenceRules`, which read the merge rules apart from
+/// the library). `RANDOM_SEED=… swift test --filter
 /// TransactionRandomTests` replays one seed.
 final class TransactionRandomTests: XCTestCase {
-    private struct Reference {
-        var flag: Bool?
-        var scheduled = false
-        var animation: UpdateAnimation?
-        var deliveries: [String] = []
-
-        mutating func flushIfNeeded(_ animated: Bool) {
-            if animated && flag == false {
-                deliveries.append("n")
-                flag = nil
-                animation = nil
-            }
-        }
-
-        mutating func transaction(_ animation: UpdateAnimation?) {
-            flushIfNeeded(animation != nil)
-            flag = animation != nil
-            if let animation { self.animation = animation }
-            scheduled = true
-        }
-
-        mutating func bool(_ value: Bool?) {
-            if let value {
-                flushIfNeeded(value)
-                flag = value
-                if value { animation = nil }
-            }
-            scheduled = true
-        }
-
-        mutating func turn() {
-            guard scheduled else { return }
-            deliveries.append(flag == true ? "\(animation ?? .default)" : "n")
-            flag = nil
-            animation = nil
-            scheduled = false
-        }
-    }
-
     func testRandomSequencesFollowTheReference() {
         let seed =
             ProcessInfo.processInfo.environment["RANDOM_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64.max)
@@ -60,9 +23,9 @@ final class TransactionRandomTests: XCTestCase {
         for round in 0..<40 {
             let scheduler = ManualScheduler()
             let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
-            var delivered: [String] = []
-            context.onUpdateWithTransaction { delivered.append($0.animation.map { "\($0)" } ?? "n") }
-            var reference = Reference()
+            var delivered: [String?] = []
+            context.onUpdateWithTransaction { delivered.append($0.animation.map(Self.label)) }
+            var reference = ReferenceRules(defaultAnimated: false)
             var steps: [String] = []
             for _ in 0..<200 {
                 switch Int.random(in: 0..<10, using: &generator) {
@@ -75,26 +38,31 @@ final class TransactionRandomTests: XCTestCase {
                     let repeats = Int.random(in: 1...3, using: &generator)
                     for _ in 0..<repeats {
                         context.setNeedsUpdate(transaction: transaction)
-                        reference.transaction(animation)
+                        reference.setNeeds(transaction: animation.map(Self.label), completion: nil)
                     }
                     steps.append("t(\(animation.map { "\($0)" } ?? "-"))×\(repeats)")
                 case 5...7:
                     let flag = [nil, true, false].randomElement(using: &generator)!
                     context.setNeedsUpdate(animated: flag)
-                    reference.bool(flag)
+                    reference.setNeeds(flag)
                     steps.append(flag.map { $0 ? "T" : "F" } ?? "N")
                 default:
                     scheduler.turn()
-                    reference.turn()
+                    reference.endOfCycle()
                     steps.append("|")
                 }
-                if delivered != reference.deliveries {
+                if delivered != reference.deliveredAnimations {
                     XCTFail(
-                        "seed \(seed), round \(round): after \(steps.joined(separator: " ")): \(delivered) != \(reference.deliveries)"
-                    )
+                        "seed \(seed), round \(round): after \(steps.joined(separator: " ")): \(delivered) != "
+                            + "\(reference.deliveredAnimations)")
                     return
                 }
             }
         }
+    }
+
+    /// An animation as `ReferenceRules` names it.
+    private static func label(_ animation: UpdateAnimation) -> String {
+        animation == .default ? "default" : "\(animation)"
     }
 }
