@@ -113,26 +113,15 @@ extension ViewUpdatingContext {
         transaction: UpdateTransaction, file: StaticString = #fileID, line: UInt = #line,
         _ changes: () -> Void
     ) {
-        precondition(
-            storage.isOnSchedulerThread,
-            "ViewUpdatingContext.animateWithFlushedUpdates(transaction:_:) must be called on the main thread",
-            file: file, line: line)
-        updateIfNeeded(file: file, line: line)
-        if isUpdatePending {
-            // Suspended, or inside an updater: only what `changes` requested joins the transaction.
-            if storage.requestsMade(during: changes) {
-                setNeedsUpdate(transaction: transaction)
-            } else {
-                storage.drop(transaction, .noUpdaters)
-            }
-            return
+        withoutActuallyEscaping(changes) { changes in
+            flushingEarlierUpdates(
+                "animateWithFlushedUpdates(transaction:_:)", file: file, line: line, in: { $0() }, changes,
+                request: { [self] kept in
+                    kept
+                        ? setNeedsUpdate(transaction: transaction)
+                        : update(transaction: transaction, file: file, line: line)
+                },
+                nothingRequested: { [storage] in storage.drop(transaction, .noUpdaters) })
         }
-        changes()
-        if isUpdatePending {
-            update(transaction: transaction, file: file, line: line)
-        } else {
-            storage.drop(transaction, .noUpdaters)
-        }
-        updateIfNeeded(file: file, line: line)
     }
 }

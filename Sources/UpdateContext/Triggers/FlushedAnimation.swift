@@ -49,29 +49,44 @@ extension ViewUpdatingContext {
         file: StaticString = #fileID, line: UInt = #line,
         _ changes: @escaping () -> Void
     ) {
+        flushingEarlierUpdates(
+            "animateWithFlushedUpdates(using:_:)", file: file, line: line, in: animate, changes,
+            request: { [self] kept in kept ? setNeedsUpdate(animated: true) : update(animated: true) },
+            nothingRequested: {})
+    }
+
+    /// The steps of a flushed animation, for each of its forms: (1) what was requested before is delivered
+    /// now, outside the animation; (2) inside `animate`, `changes` run, and what they requested is asked
+    /// for by `request` — with `kept` when step 1 could not deliver (suspended, or inside an updater), so
+    /// that the earlier requests stay pending before it — or, when they requested nothing,
+    /// `nothingRequested` runs; (3) what that delivery's updaters requested is delivered after the block.
+    func flushingEarlierUpdates(
+        _ api: String, file: StaticString, line: UInt,
+        in animate: (_ animations: @escaping () -> Void) -> Void, _ changes: @escaping () -> Void,
+        request: @escaping (_ kept: Bool) -> Void, nothingRequested: @escaping () -> Void
+    ) {
         precondition(
-            storage.isOnSchedulerThread,
-            "ViewUpdatingContext.animateWithFlushedUpdates(using:_:) must be called on the main thread",
+            storage.isOnSchedulerThread, "ViewUpdatingContext.\(api) must be called on the main thread",
             file: file, line: line)
-        updateIfNeeded()
+        updateIfNeeded(file: file, line: line)
         let ran = RanFlag()
-        // What step 1 could not deliver (suspended, or inside an updater) is still pending: then only what
-        // `changes` requested may join the animated request, and it is not delivered now.
+        // What step 1 could not deliver is still pending: then only what `changes` requested may join the
+        // animated request, and it is not delivered now.
         let keptEarlierRequests = isUpdatePending
         animate { [self] in
             ran.value = true
+            let requested: Bool
             if keptEarlierRequests {
-                if storage.requestsMade(during: changes) { setNeedsUpdate(animated: true) }
+                requested = storage.requestsMade(during: changes)
             } else {
                 changes()
-                if isUpdatePending { update(animated: true) }
+                requested = isUpdatePending
             }
+            if requested { request(keptEarlierRequests) } else { nothingRequested() }
         }
         precondition(
-            ran.value,
-            "animateWithFlushedUpdates(using:_:): `animate` must call its animations block before it returns",
-            file: file, line: line)
-        updateIfNeeded()
+            ran.value, "\(api): `animate` must call its animations block before it returns", file: file, line: line)
+        updateIfNeeded(file: file, line: line)
     }
 }
 
