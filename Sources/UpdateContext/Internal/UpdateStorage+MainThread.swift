@@ -14,12 +14,12 @@ extension UpdateStorage {
             apply(current.applying(flag), update: true)
             return
         }
-        guard isOnSchedulerThread else {
-            Misuse.recoverable(
-                "ViewUpdatingContext.update(animated:) must be called on the main thread (the scheduler's "
-                    + "thread): it delivers synchronously. Call setNeedsUpdate(animated:) from other threads; "
-                    + "this call becomes an update in the next main-thread cycle.",
-                file: file, line: line)
+        guard
+            isOnSchedulerThreadOrReport(
+                "update(animated:)",
+                recovery: ": it delivers synchronously. Call setNeedsUpdate(animated:) from other threads; "
+                    + "this call becomes an update in the next main-thread cycle.", file: file, line: line)
+        else {
             post(.update(flag))
             return
         }
@@ -51,13 +51,12 @@ extension UpdateStorage {
     }
 
     func updateIfNeeded(file: StaticString, line: UInt) {
-        guard isOnSchedulerThread else {
-            Misuse.recoverable(
-                "ViewUpdatingContext.updateIfNeeded() must be called on the main thread (the scheduler's "
-                    + "thread); ignored: what is pending is delivered at the end of the main thread's cycle.",
+        guard
+            isOnSchedulerThreadOrReport(
+                "updateIfNeeded()",
+                recovery: "; ignored: what is pending is delivered at the end of the main thread's cycle.",
                 file: file, line: line)
-            return
-        }
+        else { return }
         // On a pass scheduler, `updateIfNeeded()` is how the pass arrives (UIKit's `updateProperties()`):
         // it runs the pass, which ends the batch, so the next request asks for a pass of its own.
         if let pass = withScheduler({ $0 as? PassScheduler }), pass.hasRequestedTurn,
@@ -112,24 +111,14 @@ extension UpdateStorage {
     }
 
     func suspend(file: StaticString, line: UInt) {
-        guard isOnSchedulerThread else {
-            Misuse.recoverable(
-                "ViewUpdatingContext.suspend() must be called on the main thread (the scheduler's thread); ignored",
-                file: file, line: line)
-            return
-        }
+        guard isOnSchedulerThreadOrReport("suspend()", recovery: "; ignored", file: file, line: line) else { return }
         machinePointer.pointee.suspend()
     }
 
     /// `resume()`. Off the main thread, or with no `suspend()` to end — mistakes — it reports (debug
     /// builds stop at the caller's line) and is ignored.
     func resume(file: StaticString, line: UInt) {
-        guard isOnSchedulerThread else {
-            Misuse.recoverable(
-                "ViewUpdatingContext.resume() must be called on the main thread (the scheduler's thread); ignored",
-                file: file, line: line)
-            return
-        }
+        guard isOnSchedulerThreadOrReport("resume()", recovery: "; ignored", file: file, line: line) else { return }
         guard machinePointer.pointee.rules.isSuspended else {
             Misuse.recoverable(
                 "ViewUpdatingContext.resume() called more times than suspend(); the extra call is ignored",
@@ -153,6 +142,18 @@ extension UpdateStorage {
     /// Whether the delivery under way is the rules' early non-animated flush: main thread, inside updaters.
     var isEarlyFlushDelivery: Bool {
         isOnSchedulerThread && machinePointer.pointee.delivering?.isEarlyFlush == true
+    }
+
+    /// Whether the caller is on the scheduler's thread; when it is not — a mistake — reports it, naming
+    /// `api` and, in `recovery`, what is done instead (debug builds stop at the caller's line).
+    private func isOnSchedulerThreadOrReport(
+        _ api: String, recovery: String, file: StaticString, line: UInt
+    ) -> Bool {
+        if isOnSchedulerThread { return true }
+        Misuse.recoverable(
+            "ViewUpdatingContext.\(api) must be called on the main thread (the scheduler's thread)\(recovery)",
+            file: file, line: line)
+        return false
     }
 
     func requireMainThread(_ api: String, because reason: String = "") {
