@@ -63,3 +63,19 @@ uint64_t cvu_next_generation(void) {
 intptr_t cvu_transaction_scopes = 0;
 _Thread_local cvu_transaction_cache_t cvu_transaction_cache = {0};
 uint64_t cvu_transaction_epoch = 1;
+
+uint8_t cvu_diagnostics_recording = 0;
+int64_t cvu_clock_test_offset = 0;
+
+#include <time.h>
+
+uint64_t cvu_coarse_now_ns(void) {
+    int64_t offset = __atomic_load_n(&cvu_clock_test_offset, __ATOMIC_RELAXED);
+#if defined(__APPLE__)
+    return clock_gettime_nsec_np(CLOCK_MONOTONIC_RAW_APPROX) + (uint64_t)offset;
+#else
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec + (uint64_t)offset;
+#endif
+}

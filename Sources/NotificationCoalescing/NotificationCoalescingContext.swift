@@ -34,25 +34,44 @@ public final class NotificationCoalescingContext: Sendable {
     /// The scheduler whose turns post pending notifications.
     public var scheduler: CoalescingScheduler { retainedScheduler }
 
+    /// What diagnostics call this context: the label given to the initialiser, or where it was created
+    /// (`File.swift:12`). Any thread.
+    public var label: String { core.label.string }
+
     /// Creates a context posting through `center` at the turns of the calling thread's run loop: the
-    /// seed's initialiser.
+    /// seed's initialiser, kept for references to it by name (`NotificationCoalescingContext.init(center:)`).
+    /// A call such as `NotificationCoalescingContext(center: center)` uses
+    /// ``init(label:center:scheduler:file:line:)``, whose default label is the call site; this one's is
+    /// "NotificationCoalescingContext".
     ///
-    /// - Parameter center: The center to post through. A fresh one by default, so that only this
-    ///   context's observers see its notifications.
+    /// - Parameter center: The center to post through. A fresh one by default.
+    @_disfavoredOverload
     public convenience init(center: NotificationCenter = NotificationCenter()) {
-        self.init(center: center, scheduler: .currentRunLoop)
+        self.init(label: "NotificationCoalescingContext", center: center, scheduler: .currentRunLoop)
     }
 
-    /// Creates a context posting through `center` at the turns of `scheduler`.
+    /// Creates a context posting through `center` at the turns of `scheduler` (by default, of the
+    /// calling thread's run loop).
+    ///
+    /// ```swift
+    /// let queue = NotificationCoalescingContext(label: "inbox badge")
+    /// ```
     ///
     /// - Parameters:
+    ///   - label: What diagnostics call it (``label``); by default the creation site, `#fileID:#line`.
     ///   - center: The center to post through. A fresh one by default, so that only this context's
     ///     observers see its notifications.
     ///   - scheduler: When to post. By default the run loop of the calling thread
     ///     (``CoalescingScheduler/currentRunLoop``); ``CoalescingScheduler/dispatchMain`` for programs without
     ///     a turning run loop; a ``ManualScheduler`` in tests.
-    public init(center: NotificationCenter = NotificationCenter(), scheduler: CoalescingScheduler = .currentRunLoop) {
-        core = CoalescingCore(center: center, scheduler: scheduler)
+    ///   - file: The creation site's file (`#fileID`): the default label.
+    ///   - line: The creation site's line: the default label.
+    public init(
+        label: String? = nil, center: NotificationCenter = NotificationCenter(),
+        scheduler: CoalescingScheduler = .currentRunLoop, file: StaticString = #fileID, line: UInt = #line
+    ) {
+        core = CoalescingCore(
+            label: DiagnosticLabel(label, file: file, line: line), center: center, scheduler: scheduler)
         registry = ObserverRegistry(center: center)
         retainedScheduler = scheduler
     }
@@ -155,5 +174,22 @@ public final class NotificationCoalescingContext: Sendable {
     /// Removes every observation made through this context. Pending notifications stay pending.
     public func removeObservers() {
         registry.removeAll()
+    }
+}
+
+extension NotificationCoalescingContext: CustomDebugStringConvertible {
+    /// The context as a person chasing a missing notification wants it: its label, its scheduler, and the
+    /// notifications it holds, by name in posting order, with the modes they wait for. Any thread.
+    public var debugDescription: String {
+        let (names, modes) = core.pendingSummary
+        var text = "NotificationCoalescingContext \"\(label)\" on \(type(of: scheduler)) \"\(scheduler.label)\": "
+        if names.isEmpty {
+            text += "nothing pending"
+        } else {
+            text +=
+                "\(names.count) pending (\(names.map(\.rawValue).joined(separator: ", "))), waiting for a turn in "
+                + modes.map(\.rawValue).joined(separator: " or ")
+        }
+        return text
     }
 }

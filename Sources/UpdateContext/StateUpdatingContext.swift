@@ -47,19 +47,30 @@ public final class StateUpdatingContext<State: Equatable> {
     /// is registered (with `oldState == nil`), then whenever it changes.
     ///
     /// - Parameters:
+    ///   - label: What diagnostics call it (``label``); by default the creation site, `#fileID:#line`.
     ///   - state: The initial state.
     ///   - animated: The default flag of the underlying context.
-    ///   - scheduler: When a cycle ends (see ``ViewUpdatingContext/init(animated:scheduler:refreshEvents:center:file:line:)``).
+    ///   - scheduler: When a cycle ends (see
+    ///     ``ViewUpdatingContext/init(label:animated:scheduler:refreshEvents:center:file:line:)``).
     ///   - refreshEvents: The lifecycle events that force a render (see the same initialiser).
+    ///   - file: The creation site's file (`#fileID`): the default label.
+    ///   - line: The creation site's line: the default label.
     public init(
+        label: String? = nil,
         state: State,
         animated: Bool = false,
         scheduler: CoalescingScheduler = .mainRunLoop,
-        refreshEvents: [Notification.Name] = ViewUpdatingContext.defaultRefreshEvents
+        refreshEvents: [Notification.Name] = ViewUpdatingContext.defaultRefreshEvents,
+        file: StaticString = #fileID, line: UInt = #line
     ) {
         storage = Locked(Stored(state: state))
-        context = ViewUpdatingContext(animated: animated, scheduler: scheduler, refreshEvents: refreshEvents)
+        context = ViewUpdatingContext(
+            label: label, animated: animated, scheduler: scheduler, refreshEvents: refreshEvents, file: file,
+            line: line)
     }
+
+    /// What diagnostics call this context (its underlying ``ViewUpdatingContext``'s label). Any thread.
+    public var label: String { context.label }
 
     /// The current state. Setting a different value requests a render (an equal one requests nothing).
     ///

@@ -55,6 +55,13 @@ extension ViewUpdatingContext {
             return storage?.removeRegistration(id) ?? false
         }
 
+        /// The context's description, or what happened to it.
+        var contextDescription: String {
+            guard let storage = StripedLocks.withLock(for: self, { storage }) else { return "removed" }
+            if storage.isCancelled { return "its context \"\(storage.label.string)\" was released" }
+            return storage.hasUpdater(id) ? storage.diagnosticDescription : "removed"
+        }
+
         public var description: String {
             "ViewUpdater(\(id)\(isActive ? "" : ", removed"))"
         }

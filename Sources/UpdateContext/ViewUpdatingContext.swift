@@ -3,7 +3,7 @@ import NotificationCoalescing
 
 /// Coalesces a controller's update requests into one view update per run-loop cycle.
 ///
-/// Call ``setNeedsUpdate(animated:)`` whenever state that the view shows changes, as often as you like
+/// Call ``setNeedsUpdate(animated:file:line:)`` whenever state that the view shows changes, as often as you like
 /// and from any thread; the updaters registered with ``onUpdate(_:)`` run once, on the main thread,
 /// at the end of the cycle. Call ``update(animated:file:line:)`` to render at once (in `viewWillAppear`, say).
 ///
@@ -43,7 +43,7 @@ import NotificationCoalescing
 /// ## Threads
 /// > Important: Updaters run on the main thread, one delivery at a time, at the end of a run-loop pass in
 /// > one of the common modes (where Core Animation commits): never while the main loop runs a private
-/// > mode (code waiting synchronously in a mode of its own); such work waits for the next common pass. ``setNeedsUpdate(animated:)``
+/// > mode (code waiting synchronously in a mode of its own); such work waits for the next common pass. ``setNeedsUpdate(animated:file:line:)``
 /// > may be called from any thread: a request made elsewhere is applied on the main thread, in arrival
 /// > order, and delivered in its next cycle. ``update(animated:file:line:)``, ``updateIfNeeded(file:line:)``,
 /// > ``suspend(file:line:)`` and ``resume(file:line:)`` must be called on the main thread (a
@@ -58,8 +58,10 @@ public final class ViewUpdatingContext: Sendable {
     nonisolated(unsafe) let storage: UpdateStorage
     /// What the other products' triggers (Combine) attach to: it outlives the context only to say it is gone.
     package var updateLink: UpdateLink { storage.link }
-    private let refreshEvents: [Notification.Name]
-    private let refreshCenter: NotificationCenter
+
+    /// What diagnostics call this context (reports, signposts, `debugDescription`): the label given to the
+    /// initialiser, or where the context was created (`ProfileViewController.swift:42`). Any thread.
+    public var label: String { storage.label.string }
 
     /// Whether deliveries animate when no request said: the flag a delivery uses when no request gave an
     /// explicit one (the `animated` argument of the initialisers). Any thread.
@@ -76,21 +78,28 @@ public final class ViewUpdatingContext: Sendable {
     }
 
     /// Creates a context delivering at the end of each main run-loop cycle, refreshing on the default
-    /// lifecycle events: the seed's initialiser.
+    /// lifecycle events: the seed's initialiser, kept for references to it by name
+    /// (`ViewUpdatingContext.init(animated:)`). A call such as `ViewUpdatingContext(animated: true)` uses
+    /// ``init(label:animated:scheduler:refreshEvents:center:file:line:)``, whose default label is the call
+    /// site; this one's is "ViewUpdatingContext".
     ///
     /// - Parameter animated: The default flag (``animatesByDefault``).
+    @_disfavoredOverload
     public convenience init(animated: Bool = false) {
-        self.init(animated: animated, scheduler: .mainRunLoop)
+        self.init(label: "ViewUpdatingContext", animated: animated, scheduler: .mainRunLoop)
     }
 
-    /// Creates a context delivering at the end of each main run-loop cycle (or of another scheduler's).
+    /// Creates a context delivering at the end of each main run-loop cycle (or of another scheduler's),
+    /// refreshing on the default lifecycle events. With no argument, the seed's `init(animated: false)`.
     ///
     /// ```swift
     /// let context = ViewUpdatingContext(animated: true)
-    /// let quiet = ViewUpdatingContext(refreshEvents: [])    // no lifecycle refresh
+    /// let quiet = ViewUpdatingContext(label: "profile header", refreshEvents: [])    // no lifecycle refresh
     /// ```
     ///
     /// - Parameters:
+    ///   - label: What diagnostics call it (``label``); by default the creation site, `#fileID:#line`,
+    ///     kept without an allocation. A given label costs one table entry until the context goes.
     ///   - animated: The default flag (``animatesByDefault``).
     ///   - scheduler: When a cycle ends: `.mainRunLoop` (the default, for apps and XCTest),
     ///     `.dispatchMain` for programs whose main thread runs `dispatchMain()` or an `async` main, a
@@ -102,9 +111,10 @@ public final class ViewUpdatingContext: Sendable {
     ///     posted on the main thread, in the next cycle when posted elsewhere (several posted together
     ///     deliver once). Empty to observe nothing.
     ///   - center: The center the refresh events are observed on.
-    ///   - file: The caller's file (`#fileID`), named by a misuse message.
-    ///   - line: The caller's line, named by a misuse message.
+    ///   - file: The caller's file (`#fileID`): the default label, and named by a misuse message.
+    ///   - line: The caller's line: the default label, and named by a misuse message.
     public init(
+        label: String? = nil,
         animated: Bool = false,
         scheduler: CoalescingScheduler = .mainRunLoop,
         refreshEvents: [Notification.Name] = ViewUpdatingContext.defaultRefreshEvents,
@@ -116,20 +126,18 @@ public final class ViewUpdatingContext: Sendable {
             "ViewUpdatingContext needs a scheduler whose turns are the main thread's cycles "
                 + "(.mainRunLoop, .dispatchMain, a ManualScheduler, or one whose isMainThreadScheduler is true); "
                 + "got \(type(of: scheduler))", file: file, line: line)
-        let storage = UpdateStorage.make(animated: animated, scheduler: scheduler)
+        let storage = UpdateStorage.make(
+            animated: animated, scheduler: scheduler, label: DiagnosticLabel(label, file: file, line: line))
         self.storage = storage
-        self.refreshEvents = refreshEvents
-        refreshCenter = center
         if !refreshEvents.isEmpty {
             RefreshHub.join(storage, names: refreshEvents, center: center)
         }
     }
 
     deinit {
+        storage.noteRelease()
         storage.cancel()
-        if !refreshEvents.isEmpty {
-            RefreshHub.leave(storage, names: refreshEvents, center: refreshCenter)
-        }
+        if storage.refreshes { RefreshHub.leave(storage) }
     }
 
     /// Registers an updater, called on the main thread with the flag of each delivery.
@@ -169,10 +177,13 @@ public final class ViewUpdatingContext: Sendable {
     ///   delivery non-animated. `true` makes it animated, but first delivers at once, not animated, if a
     ///   `false` is pending, so that changes requested as non-animated never animate.
     ///
+    ///   - file: The caller's file (`#fileID`): what diagnostics name as the request's call site.
+    ///   - line: The caller's line.
+    ///
     /// Any thread. On the main thread, a request on a context that already has an update pending with the
     /// same flag takes no lock, allocates nothing and posts nothing.
-    public func setNeedsUpdate(animated: Bool? = nil) {
-        storage.setNeedsUpdate(animated)
+    public func setNeedsUpdate(animated: Bool? = nil, file: StaticString = #fileID, line: UInt = #line) {
+        storage.setNeedsUpdate(animated, file: file, line: line)
     }
 
     /// Delivers at once (synchronously) and cancels the update scheduled for the end of the cycle.
@@ -187,7 +198,7 @@ public final class ViewUpdatingContext: Sendable {
     /// > done in a later cycle. While suspended, it is kept until ``resume(file:line:)``.
     /// >
     /// > Called on another thread — a mistake — it stops a debug build at the caller's line; a release
-    /// > build writes a warning to standard error and makes the update in the next main-thread cycle
+    /// > build reports a warning through `UpdateDiagnostics` and makes the update in the next main-thread cycle
     /// > instead (as a lifecycle refresh from another thread does).
     public func update(animated: Bool? = nil, file: StaticString = #fileID, line: UInt = #line) {
         storage.update(animated, file: file, line: line)
@@ -196,7 +207,7 @@ public final class ViewUpdatingContext: Sendable {
     /// Delivers at once if an update is pending, like `layoutIfNeeded()`; otherwise does nothing.
     ///
     /// Main thread only. Called on another thread — a mistake — it stops a debug build at the caller's
-    /// line; a release build writes a warning to standard error and does nothing (what is pending is
+    /// line; a release build reports a warning through `UpdateDiagnostics` and does nothing (what is pending is
     /// delivered at the end of the main thread's cycle).
     public func updateIfNeeded(file: StaticString = #fileID, line: UInt = #line) {
         storage.updateIfNeeded(file: file, line: line)
@@ -212,7 +223,7 @@ public final class ViewUpdatingContext: Sendable {
     /// Stops deliveries, for a view that is off screen. Requests are kept; ``resume(file:line:)`` delivers them once.
     ///
     /// Calls nest: each `suspend()` needs one `resume()`. Main thread only: called on another thread — a
-    /// mistake — it stops a debug build at the caller's line, and a release build warns on standard error
+    /// mistake — it stops a debug build at the caller's line, and a release build warns through `UpdateDiagnostics`
     /// and ignores it.
     public func suspend(file: StaticString = #fileID, line: UInt = #line) {
         storage.suspend(file: file, line: line)
@@ -222,7 +233,7 @@ public final class ViewUpdatingContext: Sendable {
     /// (once, with the flag the rules give). Main thread only.
     ///
     /// A `resume()` with no `suspend()` to end, or one called on another thread, is a mistake: a debug
-    /// build stops at the caller's line; a release build warns on standard error and ignores the call
+    /// build stops at the caller's line; a release build warns through `UpdateDiagnostics` and ignores the call
     /// (the context stays as it was).
     public func resume(file: StaticString = #fileID, line: UInt = #line) {
         storage.resume(file: file, line: line)

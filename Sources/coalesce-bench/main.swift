@@ -26,7 +26,7 @@ if arguments.contains("--help") || arguments.contains("-h") {
           --quick   a short run (well under 30 s) that still checks every delivery; sizes are capped
           --json    print the report as JSON instead of the table
           --strict  also exit non-zero when a speed or memory target is not met
-          --only    run one scenario: memory, dirty, burst, fan-out, mixed, tracking,
+          --only    run one scenario: memory, dirty, transaction, diagnostics, burst, fan-out, mixed, tracking,
                     cross-thread, fast-source, enqueue, seed
           --svg     also write the charts as self-contained SVG into DIR (fan-out.svg, fast-source.svg)
         Exit status: 1 when any delivery check fails (or, with --strict, a target is missed); 2 on bad usage.
@@ -63,6 +63,7 @@ func run(arguments: Set<String>, only: String?, svgDirectory: String?) {
         ("memory", { $0.memory() }),  // first, on a fresh heap, so that RSS growth means something
         ("dirty", { $0.dirtyRequest() }),
         ("transaction", { $0.transactionRequest() }),
+        ("diagnostics", { $0.diagnosticsCost() }),
         ("burst", { $0.burst() }),
         ("fan-out", { $0.fanOutScenario() }),
         ("mixed", { $0.mixedFlags() }),

@@ -119,6 +119,14 @@ static inline uint64_t cvu_word_fetch_and(uint64_t *word, uint64_t mask) {
     return __atomic_fetch_and(word, mask, __ATOMIC_SEQ_CST);
 }
 
+static inline void cvu_word_store_relaxed(uint64_t *word, uint64_t value) {
+    __atomic_store_n(word, value, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t cvu_word_fetch_or(uint64_t *word, uint64_t bits) {
+    return __atomic_fetch_or(word, bits, __ATOMIC_SEQ_CST);
+}
+
 // A 32-bit word: the updater a delivery has claimed (0: none), stored by the delivering thread and read
 // by a removal on any thread.
 
@@ -205,5 +213,44 @@ static inline void cvu_stripe_unlock(unsigned index) {
 }
 
 uint64_t cvu_next_generation(void);
+
+// MARK: Diagnostics
+
+// One byte of bits (a context's diagnostics flags), changed atomically by whichever thread reports.
+
+static inline uint8_t cvu_bits_load(const uint8_t *bits) {
+    return __atomic_load_n(bits, __ATOMIC_ACQUIRE);
+}
+
+static inline uint8_t cvu_bits_fetch_or(uint8_t *bits, uint8_t set) {
+    return __atomic_fetch_or(bits, set, __ATOMIC_ACQ_REL);
+}
+
+static inline uint8_t cvu_bits_fetch_and(uint8_t *bits, uint8_t keep) {
+    return __atomic_fetch_and(bits, keep, __ATOMIC_ACQ_REL);
+}
+
+/// Whether `UpdateDiagnostics.isRecording` is on: one relaxed byte load on the delivery path.
+extern uint8_t cvu_diagnostics_recording;
+
+static inline bool cvu_diagnostics_is_recording(void) {
+    return __atomic_load_n(&cvu_diagnostics_recording, __ATOMIC_RELAXED) != 0;
+}
+
+static inline void cvu_diagnostics_set_recording(bool value) {
+    __atomic_store_n(&cvu_diagnostics_recording, value ? 1 : 0, __ATOMIC_RELAXED);
+}
+
+/// Nanoseconds of a monotonic clock that is cheap to read (a few nanoseconds, no system call) and coarse
+/// (Linux: CLOCK_MONOTONIC_COARSE, a tick of 1 to 4 ms; Darwin: CLOCK_MONOTONIC_RAW_APPROX), plus
+/// `cvu_clock_test_offset`: what the diagnostics time (updaters slower than a frame, a second of silence).
+uint64_t cvu_coarse_now_ns(void);
+
+/// Added to every `cvu_coarse_now_ns()`: tests move the clock forward instead of sleeping.
+extern int64_t cvu_clock_test_offset;
+
+static inline void cvu_clock_advance(int64_t nanoseconds) {
+    __atomic_add_fetch(&cvu_clock_test_offset, nanoseconds, __ATOMIC_RELAXED);
+}
 
 #endif

@@ -19,10 +19,24 @@ final class CoalescingCore: TurnClient, Sendable {
     /// loop) alive after the context is released with work pending. Only the context uses it.
     unowned(unsafe) let scheduler: CoalescingScheduler
     private let state = Locked(State())
+    /// What diagnostics call the context.
+    let label: DiagnosticLabel
 
-    init(center: NotificationCenter, scheduler: CoalescingScheduler) {
+    init(label: DiagnosticLabel, center: NotificationCenter, scheduler: CoalescingScheduler) {
+        self.label = label
         self.center = center
         self.scheduler = scheduler
+    }
+
+    deinit {
+        label.release()
+    }
+
+    var diagnosticLabel: DiagnosticLabel? { label }
+
+    /// The names of the held notifications, in posting order, and the modes they wait for.
+    var pendingSummary: (names: [Notification.Name], modes: [RunLoop.Mode]) {
+        state.withLock { ($0.queue.names, $0.queue.modes) }
     }
 
     var pendingCount: Int {

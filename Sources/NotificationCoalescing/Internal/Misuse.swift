@@ -2,7 +2,8 @@ import Foundation
 
 /// How the package answers a mistake it can recover from (an extra `resume()`, `update()` called off the
 /// main thread): debug builds stop at the caller's line, as `assertionFailure` does; release builds — a
-/// shipping app — write the message to standard error and carry on with the documented recovery.
+/// shipping app — report it through ``UpdateDiagnostics`` (a `.misuse` report: standard error on Linux,
+/// the unified log on Apple platforms, or the app's own handler) and carry on with the documented recovery.
 ///
 /// Mistakes that cannot be recovered from (a scheduler that is not the main thread's) stay preconditions,
 /// also with the caller's line where the API can take it.
@@ -16,8 +17,8 @@ package enum Misuse {
         package var description: String { "\(file):\(line): \(message)" }
     }
 
-    /// Test hook: when set, reports go to `observer` and debug builds do not stop, so that a debug test
-    /// runs the very code path a release build runs. Any thread.
+    /// Test hook: when set, reports go to `observer` (and to the diagnostics handler) and debug builds do
+    /// not stop, so that a debug test runs the very code path a release build runs. Any thread.
     package static var testObserver: (@Sendable (Report) -> Void)? {
         get { observerLock.withLock { $0 } }
         set { observerLock.withLock { $0 = newValue } }
@@ -25,16 +26,18 @@ package enum Misuse {
 
     private static let observerLock = Locked<(@Sendable (Report) -> Void)?>(nil)
 
-    /// Reports a recoverable mistake; the caller then recovers. Debug builds stop here, with the message
-    /// naming the caller's line, unless a test observes reports. Never call it under a lock.
-    package static func recoverable(_ message: String, file: StaticString, line: UInt) {
+    /// Reports a recoverable mistake of the context or queue labelled `label`; the caller then recovers.
+    /// Debug builds stop here, with the message naming the caller's line, unless a test observes reports.
+    /// Never call it under a lock.
+    package static func recoverable(_ message: String, label: String = "", file: StaticString, line: UInt) {
         let report = Report(message: message, file: "\(file)", line: line)
-        if let observer = testObserver {
-            observer(report)
-            return
-        }
-        assertionFailure(message, file: file, line: line)
-        // Release builds (assertionFailure does nothing there): say so, and let the caller recover.
-        FileHandle.standardError.write(Data("warning: \(report) (recovered)\n".utf8))
+        let observer = testObserver
+        if observer == nil { assertionFailure(message, file: file, line: line) }
+        observer?(report)
+        // Release builds (assertionFailure does nothing there), and tests: say so; the caller recovers.
+        UpdateDiagnostics.emit(
+            UpdateDiagnostics.Report(
+                kind: .misuse, label: label, message: message + " (recovered)",
+                callSite: UpdateDiagnostics.Report.CallSite(file: file, line: line)))
     }
 }

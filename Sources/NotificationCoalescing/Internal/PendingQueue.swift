@@ -129,6 +129,11 @@ package struct PendingQueue {
         return modes
     }
 
+    /// The names of the held notifications, in posting order (diagnostics).
+    package var names: [Notification.Name] {
+        slots.compactMap { $0?.notification.name }
+    }
+
     /// Holds `pending` after everything held so far.
     package mutating func append(_ pending: PendingNotification) {
         let position = slots.count

@@ -61,32 +61,47 @@ open class CoalescingScheduler: @unchecked Sendable {
     // on every access, measured at ~10% of a large fan-out) can never fire.
 
     /// A client whose work waits for a mode that the turns so far did not admit.
-    private struct Parked {
+    struct Parked {
         let client: any TurnClient
         let modes: [RunLoop.Mode]
     }
 
-    private struct Queue {
+    struct Queue {
         /// Clients waiting for the next turn, in the order they asked (scheduled from other threads).
         var waiting: [any TurnClient] = []
         /// Clients whose work waits for another mode: called at every turn, asking for none.
         var parked: [Parked] = []
     }
 
-    private let queue = Locked(Queue())
+    let queue = Locked(Queue())
     private let owner = ThreadIdentity.current
-    /// One word at a stable address: bit 0, whether a turn has been asked for since the last one began (one
-    /// mark for every thread and every client, so one wake-up serves the whole batch); the other bits, the
-    /// number of the last batch that asked (a batch is everything one wake-up serves).
+    /// Words at a stable address. The first (``Word/mark``): bit 0, whether a turn has been asked for since
+    /// the last one began (one mark for every thread and every client, so one wake-up serves the whole
+    /// batch); the other bits, the number of the last batch that asked (a batch is everything one wake-up
+    /// serves). Then the diagnostics' words (see ``Word``).
     @usableFromInline let turnWord: UnsafeMutablePointer<UInt64>
+
+    /// The indexes of the words at `turnWord`.
+    enum Word {
+        /// The turn mark (see `turnWord`).
+        static let mark = 0
+        /// When the last turn that called clients began (`cvu_coarse_now_ns`; 0: never): written on the
+        /// scheduler's thread, read anywhere.
+        static let lastTurn = 1
+        /// The number of turns that called clients (same threads as `lastTurn`).
+        static let turns = 2
+        /// Bit 0: watched by the watchdog; bit 1: a stall was reported.
+        static let watch = 3
+        static let count = 4
+    }
     /// Clients scheduled on the scheduler's own thread: no lock needed (confined to that thread).
     @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var ownerWaiting: [PendingClient] = []
     /// Counts turns, so that a client registered twice can tell it has already run in this one.
     @exclusivity(unchecked) private nonisolated(unsafe) var turnSerial: UInt64 = 0
     /// Nesting depth of `runTurn` on the scheduler's thread (a handler may run a nested loop).
-    @exclusivity(unchecked) private nonisolated(unsafe) var turnDepth = 0
+    @exclusivity(unchecked) nonisolated(unsafe) var turnDepth = 0
     /// The number of the last batch a turn has begun to serve (0: none).
-    @exclusivity(unchecked) private nonisolated(unsafe) var servedBatch: UInt64 = 0
+    @exclusivity(unchecked) nonisolated(unsafe) var servedBatch: UInt64 = 0
 
     /// How ``isCurrentFast`` answers without calling ``isCurrent``: the calling thread's identity word
     /// (`cvu_thread_identity`), masked, equals `threadExpected` — then it is the scheduler's thread; when
@@ -95,24 +110,44 @@ open class CoalescingScheduler: @unchecked Sendable {
     @usableFromInline let threadExpected: UInt64
     @usableFromInline let threadTestIsExact: Bool
 
+    /// What diagnostics call this scheduler (see ``label``).
+    package let diagnosticLabel: DiagnosticLabel
+
     /// Creates a scheduler whose turns run on the calling thread (see ``isCurrent``).
-    public init() {
-        turnWord = .allocate(capacity: 1)
-        turnWord.initialize(to: 0)
+    ///
+    /// - Parameters:
+    ///   - label: What diagnostics call it (``label``); by default the creation site, `#fileID:#line`.
+    ///   - file: The creation site's file (`#fileID`): the default label.
+    ///   - line: The creation site's line: the default label.
+    public init(label: String? = nil, file: StaticString = #fileID, line: UInt = #line) {
+        diagnosticLabel = DiagnosticLabel(label, file: file, line: line)
+        turnWord = Self.makeWords()
         (threadMask, threadExpected, threadTestIsExact) = Self.threadTest(.unknown)
     }
 
     /// A scheduler that declares the thread its turns run on (`isCurrent` must say the same).
-    package init(turnThread: TurnThread) {
-        turnWord = .allocate(capacity: 1)
-        turnWord.initialize(to: 0)
+    package init(label: DiagnosticLabel, turnThread: TurnThread) {
+        diagnosticLabel = label
+        turnWord = Self.makeWords()
         (threadMask, threadExpected, threadTestIsExact) = Self.threadTest(turnThread)
+    }
+
+    private static func makeWords() -> UnsafeMutablePointer<UInt64> {
+        let words = UnsafeMutablePointer<UInt64>.allocate(capacity: Word.count)
+        words.initialize(repeating: 0, count: Word.count)
+        return words
     }
 
     deinit {
         turnWord.deallocate()
+        diagnosticLabel.release()
         for pending in ownerWaiting { pending.release() }  // retained by hand while listed
     }
+
+    /// What diagnostics call this scheduler: the label given to the initialiser, or where it was created
+    /// (`File.swift:12`). The shipped ones: "main run loop", "dispatch main", "frame-paced (main display)",
+    /// and "run loop of <thread>" for `.currentRunLoop`. Any thread.
+    public final var label: String { diagnosticLabel.string }
 
     // MARK: What a scheduler says about itself (override these)
 
@@ -129,6 +164,11 @@ open class CoalescingScheduler: @unchecked Sendable {
     /// The mode the scheduler's thread is running in right now, or `nil` outside a running loop (or for
     /// a scheduler without modes). Read it on the scheduler's thread. `nil` by default.
     open var currentMode: RunLoop.Mode? { nil }
+
+    /// Whether a turn asked for and not begun for more than a second is reported (through
+    /// `UpdateDiagnostics`): true for the schedulers that turn by themselves (run loops, the main queue,
+    /// frame-paced); a manual one turns when its test says.
+    package var reportsStalls: Bool { false }
 
     /// Whether `mode` is one of the common modes: work registered for `.common` runs in its turns.
     /// By default `.default` and `.common` are.
@@ -168,53 +208,6 @@ open class CoalescingScheduler: @unchecked Sendable {
         return runTurn(mode: mode, isCommonMode: mode.map(isCommon) ?? true)
     }
 
-    /// Whether work is waiting for a turn (including work parked until one of its modes turns).
-    ///
-    /// Read it on the scheduler's thread for an exact answer (work scheduled there is not locked).
-    public final var hasPendingWork: Bool {
-        queue.withLock { !$0.waiting.isEmpty || !$0.parked.isEmpty } || (isCurrent && !ownerWaiting.isEmpty)
-    }
-
-    /// Whether a turn in `mode` would find work to do: a turn has been asked for, or work parked for
-    /// another mode is admitted by `mode` (`nil` admits every mode).
-    ///
-    /// The liveness rule of every scheduler: the scheduler's thread must not go to sleep while this is
-    /// true for the mode it runs in. A ``RunLoopScheduler`` checks it after the last observer of each
-    /// pass; a ``ManualScheduler``'s ``ManualScheduler/runUntilIdle(mode:maxTurns:)`` turns until it is
-    /// false. Any thread; exact on the scheduler's thread.
-    public final func hasWork(admittedBy mode: RunLoop.Mode?) -> Bool {
-        hasRequestedTurn || hasParkedWork(admittedBy: mode)
-    }
-
-    /// Whether work parked for other modes is admitted by `mode`.
-    package final func hasParkedWork(admittedBy mode: RunLoop.Mode?) -> Bool {
-        let turn = SchedulerTurn(mode: mode, isCommonMode: mode.map(isCommon) ?? true, serial: 0)
-        return queue.withLock { queue in queue.parked.contains { turn.admits($0.modes) } }
-    }
-
-    /// Whether a turn has been asked for and not yet begun: work that the next turn will do.
-    package final var hasRequestedTurn: Bool {
-        cvu_word_load_acquire(turnWord) & 1 != 0
-    }
-
-    /// The number of the newest batch: the one a turn has been asked for, while ``hasRequestedTurn``.
-    /// Read it in ``requestTurn(insideTurn:)`` to learn the number of the batch that asks (a later one,
-    /// if a turn and another batch came meanwhile: that turn served the asking batch). Any thread.
-    package final var newestBatch: UInt64 {
-        cvu_word_load_acquire(turnWord) >> 1
-    }
-
-    /// Whether a turn has begun to serve batch `batch` (one numbered by ``newestBatch``). Read it on the
-    /// scheduler's thread.
-    package final func hasServed(batch: UInt64) -> Bool {
-        servedBatch >= batch
-    }
-
-    /// Whether a turn is under way on the scheduler's thread (read it there).
-    package final var isInsideTurn: Bool {
-        isCurrent && turnDepth > 0
-    }
-
     // MARK: Clients (the package's contexts)
 
     /// Registers `client` for the next turn and asks for one; with `nil`, only asks for a turn.
@@ -249,6 +242,7 @@ open class CoalescingScheduler: @unchecked Sendable {
             if cvu_word_compare_exchange(turnWord, word, (word &+ 2) | 1) { break }
             word = cvu_word_load_relaxed(turnWord)
         }
+        if reportsStalls { watchForStall() }
         requestTurn(insideTurn: isCurrent && turnDepth > 0)
     }
 
@@ -283,21 +277,24 @@ open class CoalescingScheduler: @unchecked Sendable {
         }
         turnDepth += 1
         turnSerial &+= 1
+        noteTurn()
         let turn = SchedulerTurn(mode: mode, isCommonMode: isCommonMode, serial: turnSerial)
         var stillParked: [Parked] = []
-        for pending in owned {
-            if let modes = pending.performTurn(turn) {
-                stillParked.append(Parked(client: pending.client, modes: modes))
+        Signposts.interval(.turn, label: label, count: count) {
+            for pending in owned {
+                if let modes = pending.performTurn(turn) {
+                    stillParked.append(Parked(client: pending.client, modes: modes))
+                }
+                pending.release()  // the list's retain, given back once its turn is done
             }
-            pending.release()  // the list's retain, given back once its turn is done
-        }
-        for entry in parked {
-            if let modes = entry.client.performTurn(turn) {
-                stillParked.append(Parked(client: entry.client, modes: modes))
+            for entry in parked {
+                if let modes = entry.client.performTurn(turn) {
+                    stillParked.append(Parked(client: entry.client, modes: modes))
+                }
             }
-        }
-        for client in others {
-            if let modes = client.performTurn(turn) { stillParked.append(Parked(client: client, modes: modes)) }
+            for client in others {
+                if let modes = client.performTurn(turn) { stillParked.append(Parked(client: client, modes: modes)) }
+            }
         }
         turnDepth -= 1
         if !stillParked.isEmpty {

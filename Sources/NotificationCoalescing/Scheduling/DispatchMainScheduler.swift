@@ -23,10 +23,12 @@ public final class DispatchMainScheduler: CoalescingScheduler, @unchecked Sendab
 
     private static let marker = DispatchSpecificKey<Bool>()
 
-    private override init() {
+    private init() {
         DispatchQueue.main.setSpecific(key: Self.marker, value: true)
-        super.init(turnThread: .mainAndOthers)
+        super.init(label: DiagnosticLabel("dispatch main", file: #fileID, line: #line), turnThread: .mainAndOthers)
     }
+
+    package override var reportsStalls: Bool { true }
 
     public override var isMainThreadScheduler: Bool { true }
 

@@ -45,7 +45,9 @@ public final class FramePacedScheduler: CoalescingScheduler, @unchecked Sendable
     /// The main thread's frame-paced scheduler at the display's own rate (60 Hz where a timer stands in).
     /// Its clock is created on the main thread the first time it is needed.
     /// It is ``CoalescingScheduler/framePaced``.
-    static let mainScheduler = FramePacedScheduler(framesPerSecond: 60, followsDisplay: true)
+    static let mainScheduler = FramePacedScheduler(
+        label: DiagnosticLabel("frame-paced (main display)", file: #fileID, line: #line), framesPerSecond: 60,
+        followsDisplay: true)
 
     /// The old spelling of ``CoalescingScheduler/framePaced``.
     @available(*, deprecated, renamed: "framePaced")
@@ -60,21 +62,30 @@ public final class FramePacedScheduler: CoalescingScheduler, @unchecked Sendable
 
     /// Creates a scheduler pacing the main thread's deliveries at most `framesPerSecond` times a second.
     ///
-    /// - Parameter framesPerSecond: The cap (a display link's rate, as the display allows) and the rate of
-    ///   the timer where no display link is used; must be above 0 and at most 1 000.
-    public convenience init(framesPerSecond: Double = 60) {
-        self.init(framesPerSecond: framesPerSecond, followsDisplay: false)
+    /// - Parameters:
+    ///   - label: What diagnostics call it (``CoalescingScheduler/label``); by default the creation site.
+    ///   - framesPerSecond: The cap (a display link's rate, as the display allows) and the rate of the timer
+    ///     where no display link is used; must be above 0 and at most 1 000.
+    ///   - file: The creation site's file (`#fileID`): the default label.
+    ///   - line: The creation site's line: the default label.
+    public convenience init(
+        label: String? = nil, framesPerSecond: Double = 60, file: StaticString = #fileID, line: UInt = #line
+    ) {
+        self.init(
+            label: DiagnosticLabel(label, file: file, line: line), framesPerSecond: framesPerSecond,
+            followsDisplay: false)
     }
 
-    private convenience init(framesPerSecond: Double, followsDisplay: Bool) {
+    private convenience init(label: DiagnosticLabel, framesPerSecond: Double, followsDisplay: Bool) {
         self.init(
-            framesPerSecond: framesPerSecond, followsDisplay: followsDisplay, display: .current,
+            label: label, framesPerSecond: framesPerSecond, followsDisplay: followsDisplay, display: .current,
             makeClock: { plan, rate, tick in makeFrameClock(plan: plan, framesPerSecond: rate, tick: tick) })
     }
 
     /// A scheduler for `display`, with clocks made by `makeClock` (tests pass their own, ticked by hand).
     package init(
-        framesPerSecond: Double, followsDisplay: Bool, display: FrameClockPlan.Display,
+        label: DiagnosticLabel = DiagnosticLabel(file: #fileID, line: #line), framesPerSecond: Double,
+        followsDisplay: Bool, display: FrameClockPlan.Display,
         makeClock: @escaping @Sendable (FrameClockPlan, Double, @escaping () -> Void) -> any FrameClock
     ) {
         precondition(
@@ -84,8 +95,10 @@ public final class FramePacedScheduler: CoalescingScheduler, @unchecked Sendable
         self.followsDisplay = followsDisplay
         plan = FrameClockPlan.plan(framesPerSecond: framesPerSecond, followsDisplay: followsDisplay, display: display)
         self.makeClock = makeClock
-        super.init(turnThread: .main)
+        super.init(label: label, turnThread: .main)
     }
+
+    package override var reportsStalls: Bool { true }
 
     deinit {
         // The clock belongs to the main thread (a display link is invalidated on the thread whose run loop

@@ -41,10 +41,17 @@ public final class ManualScheduler: CoalescingScheduler, @unchecked Sendable {
 
     /// Creates a scheduler owned by the calling thread.
     ///
-    /// - Parameter commonModes: The modes that `.common` stands for (`.default` is always one).
-    public init(commonModes: Set<RunLoop.Mode> = [.default]) {
+    /// - Parameters:
+    ///   - label: What diagnostics call it (``CoalescingScheduler/label``); by default the creation site.
+    ///   - commonModes: The modes that `.common` stands for (`.default` is always one).
+    ///   - file: The creation site's file (`#fileID`): the default label.
+    ///   - line: The creation site's line: the default label.
+    public init(
+        label: String? = nil, commonModes: Set<RunLoop.Mode> = [.default], file: StaticString = #fileID,
+        line: UInt = #line
+    ) {
         self.commonModes = commonModes.union([.default])
-        super.init(turnThread: .creator)
+        super.init(label: DiagnosticLabel(label, file: file, line: line), turnThread: .creator)
     }
 
     public override var isMainThreadScheduler: Bool { true }

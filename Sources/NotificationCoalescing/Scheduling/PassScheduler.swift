@@ -29,9 +29,11 @@ package final class PassScheduler: CoalescingScheduler, @unchecked Sendable {
     private let requestPass: () -> Void
 
     /// - Parameter requestPass: Asks for the pass; called on the main thread, once per batch of work.
-    package init(requestPass: @escaping () -> Void) {
+    package init(
+        label: DiagnosticLabel = DiagnosticLabel(file: #fileID, line: #line), requestPass: @escaping () -> Void
+    ) {
         self.requestPass = requestPass
-        super.init(turnThread: .main)
+        super.init(label: label, turnThread: .main)
     }
 
     package override var isMainThreadScheduler: Bool { true }

@@ -1,3 +1,4 @@
+import CCoalescingSupport
 import CoreFoundation
 import Foundation
 
@@ -69,16 +70,19 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
     private init(mainThread: Void) {
         runLoop = CFRunLoopGetMain()
         observesMainThread = true
-        super.init(turnThread: .main)
+        super.init(label: DiagnosticLabel("main run loop", file: #fileID, line: #line), turnThread: .main)
         install()
     }
 
     private init(currentThread: Void) {
         runLoop = CFRunLoopGetCurrent()
         observesMainThread = false
-        super.init(turnThread: .creator)
+        let thread = Thread.current.name.flatMap { $0.isEmpty ? nil : $0 } ?? "thread \(cvu_thread_serial())"
+        super.init(label: DiagnosticLabel("run loop of \(thread)", file: #fileID, line: #line), turnThread: .creator)
         install()
     }
+
+    package override var reportsStalls: Bool { true }
 
     /// Order of the turn observer among others on the same activity: before Core Animation's commit
     /// (2 000 000), so that views updated here are drawn in this frame.

@@ -30,6 +30,13 @@ package protocol TurnClient: AnyObject {
     ///   turn did not admit). The scheduler then keeps the client for later turns, calling it at each, and
     ///   the client counts as scheduled.
     func performTurn(_ turn: SchedulerTurn) -> [RunLoop.Mode]?
+
+    /// What diagnostics call the client (a scheduler's `debugDescription` lists who waits). Any thread.
+    var diagnosticLabel: DiagnosticLabel? { get }
+}
+
+extension TurnClient {
+    package var diagnosticLabel: DiagnosticLabel? { nil }
 }
 
 /// A client in the scheduler's own-thread list: retained by hand (one retain when listed, one release

@@ -7,7 +7,8 @@ import NotificationCoalescing
 /// A registration per context would cost a `NotificationCenter` entry, a token, a handler box and two
 /// locks — over 700 bytes each. Here a context costs one dictionary entry in a hub, and the hub observes
 /// the center once. Contexts join on creation and leave in `deinit`; the last one to leave removes the
-/// observation and the hub.
+/// observation and the hub. A context does not keep the names and the center it joined with: leaving
+/// looks through the hubs (a program has a handful: names × centers), so that an idle context stays small.
 final class RefreshHub: @unchecked Sendable {
     // @unchecked Sendable: `members` and `observation` are read and written only while holding the
     // global `hubs` lock; `center` and `name` are immutable.
@@ -28,6 +29,7 @@ final class RefreshHub: @unchecked Sendable {
 
     /// Makes `core` refresh whenever one of `names` is posted on `center`.
     static func join(_ core: UpdateStorage, names: [Notification.Name], center: NotificationCenter) {
+        core.refreshes = true
         hubs.withLock { hubs in
             for name in names {
                 let key = Key(center: ObjectIdentifier(center), name: name)
@@ -48,18 +50,14 @@ final class RefreshHub: @unchecked Sendable {
         }
     }
 
-    /// Undoes ``join(_:names:center:)``.
-    static func leave(_ core: UpdateStorage, names: [Notification.Name], center: NotificationCenter) {
+    /// Undoes ``join(_:names:center:)``: `core` leaves every hub it joined.
+    static func leave(_ core: UpdateStorage) {
+        let id = ObjectIdentifier(core)
         hubs.withLock { hubs in
-            for name in names {
-                let key = Key(center: ObjectIdentifier(center), name: name)
-                guard let hub = hubs[key] else { continue }
-                hub.members[ObjectIdentifier(core)] = nil
-                if hub.members.isEmpty {
-                    if let observation = hub.observation { center.removeObserver(observation) }
-                    hub.observation = nil
-                    hubs[key] = nil
-                }
+            for (key, hub) in hubs where hub.members.removeValue(forKey: id) != nil && hub.members.isEmpty {
+                if let observation = hub.observation { hub.center.removeObserver(observation) }
+                hub.observation = nil
+                hubs[key] = nil
             }
         }
     }

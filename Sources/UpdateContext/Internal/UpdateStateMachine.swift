@@ -75,8 +75,8 @@ struct UpdateStateMachine {
         case run
     }
 
-    // The 8-byte fields first, then the small ones together: 39 bytes instead of 49 with the flags between
-    // the counters, which lets the context's storage fit a smaller allocation (an idle context ≤ 256 B).
+    // The 8-byte fields first, then the 4-byte ones, then the small ones together: 48 bytes, with no
+    // padding, which lets the context's storage fit a smaller allocation (an idle context ≤ 256 B).
     private(set) var rules = UpdateRules()
     /// Counts deliveries (the one under way has this number).
     private(set) var deliverySerial: UInt64 = 0
@@ -84,6 +84,11 @@ struct UpdateStateMachine {
     private(set) var lastTurn: UInt64 = 0
     /// The serial of the last turn that parked this context (a turn in a private mode).
     private(set) var parkedTurn: UInt64 = 0
+    /// Diagnostics: requests made on the main thread since the last delivery (wrapping), counted by the
+    /// storage; those from other threads are counted by the inbox (`Shared.posted`).
+    var absorbed: UInt32 = 0
+    /// Diagnostics: `Shared.posted` when the last delivery began.
+    var postedMark: UInt32 = 0
     /// Whether the context is in the scheduler's own-thread list for the next turn.
     private(set) var isTurnAsked = false
     /// Whether a turn is applying the inbox: requests then need no turn of their own, this turn's end
@@ -94,6 +99,9 @@ struct UpdateStateMachine {
     /// Whether a turn passed this context by while its updaters ran (see ``TurnAction/missed``).
     private(set) var missedTurn = false
     private(set) var isCancelled = false
+    /// Diagnostics: consecutive deliveries inside which the context was requested again (an update loop
+    /// at 60); counted by the storage.
+    var loopCount: UInt8 = 0
 
     var isDelivering: Bool { delivering != nil }
 

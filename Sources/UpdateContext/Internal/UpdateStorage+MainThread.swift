@@ -10,6 +10,7 @@ extension UpdateStorage {
     /// posted there does.
     func update(_ flag: Bool?, file: StaticString, line: UInt) {
         if cvu_transaction_scopes_active(), let current = UpdateTransaction.scoped, isOnSchedulerThread {
+            noteSlowPathRequest(file: file, line: line)
             drainInboxIfNeeded()
             apply(current.applying(flag), update: true)
             return
@@ -20,9 +21,11 @@ extension UpdateStorage {
                 recovery: ": it delivers synchronously. Call setNeedsUpdate(animated:) from other threads; "
                     + "this call becomes an update in the next main-thread cycle.", file: file, line: line)
         else {
+            noteRequestElsewhere(file: file, line: line)
             post(.update(flag))
             return
         }
+        noteSlowPathRequest(file: file, line: line)
         drainInboxIfNeeded()
         perform(machinePointer.pointee.update(flag, defaultAnimated: animated), forPlainRequest: flag)
     }
@@ -113,6 +116,7 @@ extension UpdateStorage {
     func suspend(file: StaticString, line: UInt) {
         guard isOnSchedulerThreadOrReport("suspend()", recovery: "; ignored", file: file, line: line) else { return }
         machinePointer.pointee.suspend()
+        noteSuspension()
     }
 
     /// `resume()`. Off the main thread, or with no `suspend()` to end — mistakes — it reports (debug
@@ -122,11 +126,13 @@ extension UpdateStorage {
         guard machinePointer.pointee.rules.isSuspended else {
             Misuse.recoverable(
                 "ViewUpdatingContext.resume() called more times than suspend(); the extra call is ignored",
-                file: file, line: line)
+                label: label.string, file: file, line: line)
             return
         }
         drainInboxIfNeeded()
-        perform(machinePointer.pointee.resume(defaultAnimated: animated))
+        let action = machinePointer.pointee.resume(defaultAnimated: animated)
+        noteSuspension()
+        perform(action)
     }
 
     /// The number of the delivery under way (or of the last one): main thread, inside updaters.
@@ -152,7 +158,7 @@ extension UpdateStorage {
         if isOnSchedulerThread { return true }
         Misuse.recoverable(
             "ViewUpdatingContext.\(api) must be called on the main thread (the scheduler's thread)\(recovery)",
-            file: file, line: line)
+            label: label.string, file: file, line: line)
         return false
     }
 

@@ -21,6 +21,7 @@ extension UpdateStorage {
             // updater may have run a turn that passed this storage by: register again, or what is pending
             // would wait for an unrelated turn. Not when the context went inside an updater: the scheduler
             // may have gone with it.
+            noteDeliveryEnded()
             if machinePointer.pointee.deliveryEnded() && !isCancelled {
                 withScheduler { $0.scheduleOnOwnerThread(self) }
             }
@@ -29,24 +30,40 @@ extension UpdateStorage {
         // from another thread takes the lock too, so it either comes first (the entry is gone) or sees the
         // claim (the call is under way, and finishes).
         let claimed = claimedUpdaterPointer
-        var (entry, limit) = withShared { shared in
+        var (entry, limit, posted) = withShared { shared in
             let first = shared.updaters.firstEntry
             if let first { cvu_u32_store_release(claimed, UInt32(truncatingIfNeeded: first.id)) }
-            return (first, shared.updaters.newestID)
+            return (first, shared.updaters.newestID, shared.posted)
         }
+        let absorbed = takeAbsorbed(posted: posted)
         // The completions run after the updaters (inside the delivery: what they request waits for a
         // later cycle), or once the animations the updaters started end.
         let hadUpdaters = entry != nil
         defer { if let transaction { endTransaction(transaction, hadUpdaters: hadUpdaters) } }
-        while let current = entry {
-            current.call(delivery.animated)
-            cvu_u32_store_release(claimed, 0)
-            if current.id >= limit { break }
-            entry = withShared { shared in
-                let next = shared.updaters.next(after: current.id, upTo: limit)
-                if let next { cvu_u32_store_release(claimed, UInt32(truncatingIfNeeded: next.id)) }
-                return next
+        // Each updater is timed (a coarse clock: a few nanoseconds a read) for the slow-updater report.
+        let began = cvu_coarse_now_ns()
+        var time = began
+        var index = 0
+        Signposts.interval(.delivery, label: label.string, count: Int(absorbed)) {
+            while let current = entry {
+                current.call(delivery.animated)
+                cvu_u32_store_release(claimed, 0)
+                let now = cvu_coarse_now_ns()
+                if now &- time > DiagnosticsThresholds.slowUpdaterNanoseconds {
+                    noteSlowUpdater(index: index, nanoseconds: now &- time)
+                }
+                time = now
+                index += 1
+                if current.id >= limit { break }
+                entry = withShared { shared in
+                    let next = shared.updaters.next(after: current.id, upTo: limit)
+                    if let next { cvu_u32_store_release(claimed, UInt32(truncatingIfNeeded: next.id)) }
+                    return next
+                }
             }
+        }
+        if cvu_diagnostics_is_recording() {
+            reportDelivery(delivery, absorbed: absorbed, transaction: transaction, nanoseconds: time &- began)
         }
     }
 

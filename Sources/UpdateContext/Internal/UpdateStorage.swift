@@ -36,15 +36,24 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
     private static let refreshFlag = 4  // joined a refresh hub (set once, before the context is shared)
     private static let ownerFlag = 5  // a `ViewUpdating` object connected its `updateView(animated:)`
     static let transactionFlag = 6  // the ledger holds a pending transaction (main thread)
+    static let diagnosticsBits = 7  // `DiagnosticsBits`, changed with `cvu_bits_*`
     private static let flagCount = 8
 
-    static func make(animated: Bool, scheduler: CoalescingScheduler) -> UpdateStorage {
+    static func make(animated: Bool, scheduler: CoalescingScheduler, label: DiagnosticLabel) -> UpdateStorage {
         precondition(Layout.isAsDeclared, "UpdateStorage: the header's layout is not the one Layout computes")
-        let buffer = create(minimumCapacity: flagCount) { _ in UpdateStorageHeader(scheduler: scheduler) }
+        let buffer = create(minimumCapacity: flagCount) { _ in
+            UpdateStorageHeader(scheduler: scheduler, label: label)
+        }
         let storage = unsafeDowncast(buffer, to: UpdateStorage.self)
         storage.withUnsafeMutablePointerToElements { $0.initialize(repeating: 0, count: flagCount) }
         cvu_flag_store_relaxed(storage.flags + animatedFlag, animated)
         return storage
+    }
+
+    deinit {
+        // A given label's entry goes with the last holder of the storage (the scheduler, a link's face may
+        // outlive the context): until then reports and descriptions still name it.
+        label.release()
     }
 
     /// Byte offsets of the header's fields, from sizes and alignments in declaration order: constants the
@@ -68,12 +77,17 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
         static var claimed: Int {
             roundUp(shared + MemoryLayout<UpdateStorageHeader.Shared>.size, MemoryLayout<UInt32>.alignment)
         }
+        @inline(__always)
+        static var label: Int {
+            roundUp(claimed + MemoryLayout<UInt32>.size, MemoryLayout<DiagnosticLabel>.alignment)
+        }
         /// Whether the computed offsets are the compiler's (evaluated once).
         static let isAsDeclared: Bool =
             MemoryLayout<UpdateStorageHeader>.offset(of: \.machine) == 0
             && MemoryLayout<UpdateStorageHeader>.offset(of: \.unretainedScheduler) == scheduler
             && MemoryLayout<UpdateStorageHeader>.offset(of: \.shared) == shared
             && MemoryLayout<UpdateStorageHeader>.offset(of: \.claimedUpdater) == claimed
+            && MemoryLayout<UpdateStorageHeader>.offset(of: \.label) == label
     }
 
     /// One field of the header, in place. The header's address is stable for this object's life (a
@@ -104,6 +118,11 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
     @inline(__always)
     var claimedUpdaterPointer: UnsafeMutablePointer<UInt32> {
         field(at: Layout.claimed, as: UInt32.self)
+    }
+
+    /// What diagnostics call the context (immutable: any thread).
+    var label: DiagnosticLabel {
+        field(at: Layout.label, as: DiagnosticLabel.self).pointee
     }
 
     /// The flag bytes (see the indexes above), stable for this object's life.
@@ -155,21 +174,25 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
     // MARK: Requests
 
     @inline(__always)
-    func setNeedsUpdate(_ flag: Bool?) {
+    func setNeedsUpdate(_ flag: Bool?, file: StaticString = #fileID, line: UInt = #line) {
         // Inside `withUpdateTransaction` (on this thread), the request carries the current transaction.
         if cvu_transaction_scopes_active(), let current = UpdateTransaction.scoped {
+            noteRequest(file: file, line: line)
             request(current.applying(flag), update: false)
             return
         }
         guard isOnSchedulerThread else {
+            noteRequestElsewhere(file: file, line: line)
             post(.setNeedsUpdate(flag))
             return
         }
         // The fast path: an already-dirty context with nothing new takes no lock and allocates nothing.
         // (An animated request changes a pending transaction's animation: not a no-op then.)
         if !inboxHasRequests && machinePointer.pointee.isNoOp(flag) && (flag != true || !hasPendingTransaction) {
+            machinePointer.pointee.absorbed &+= 1
             return
         }
+        noteSlowPathRequest(file: file, line: line)
         drainInboxIfNeeded()
         perform(machinePointer.pointee.setNeedsUpdate(flag), forPlainRequest: flag)
     }

@@ -35,9 +35,12 @@ struct UpdateStorageHeader {
     /// Atomic (CCoalescingSupport's `cvu_u32_*`). Ids that share their low bits only make a removal
     /// answer "under way" when no call is: never the other way.
     var claimedUpdater: UInt32 = 0
+    /// What diagnostics call the context (four bytes: an index into the labels' table). Immutable.
+    let label: DiagnosticLabel
 
-    init(scheduler: CoalescingScheduler) {
+    init(scheduler: CoalescingScheduler, label: DiagnosticLabel) {
         unretainedScheduler = Unmanaged.passUnretained(scheduler)
         shared.scheduler = scheduler
+        self.label = label
     }
 }

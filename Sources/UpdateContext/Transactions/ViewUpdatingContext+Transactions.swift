@@ -22,7 +22,7 @@ extension ViewUpdatingContext {
     ///
     /// Main thread. Inside an updater it is done in a later cycle; while suspended, it is kept until
     /// ``resume(file:line:)``. Called on another thread — a mistake — it stops a debug build at the
-    /// caller's line; a release build warns on standard error and makes it an update in the next
+    /// caller's line; a release build warns through `UpdateDiagnostics` and makes it an update in the next
     /// main-thread cycle.
     public func update(transaction: UpdateTransaction, file: StaticString = #fileID, line: UInt = #line) {
         guard storage.isOnSchedulerThread else {

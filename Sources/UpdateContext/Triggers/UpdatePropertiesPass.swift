@@ -1,17 +1,45 @@
 import Foundation
 import NotificationCoalescing
 
-/// Where a context made by ``ViewUpdatingContext/makeForUpdatePropertiesPass(animated:refreshEvents:)`` asks
+/// Where a context made by ``ViewUpdatingContext/makeForUpdatePropertiesPass(label:animated:refreshEvents:file:line:)`` asks
 /// for UIKit's pass: set by `deliverInUpdateProperties(of:)`, read on the main thread.
 final class PropertiesPassBinding: Sendable {
-    private let request = Locked<(@Sendable () -> Void)?>(nil)
-
-    func bind(_ request: @escaping @Sendable () -> Void) {
-        self.request.withLock { $0 = request }
+    private struct State {
+        var request: (@Sendable () -> Void)?
+        /// The context's label, for the report of a pass requested before any binding.
+        var label: DiagnosticLabel?
+        var reportedUnbound = false
     }
 
+    private let state = Locked(State())
+
+    func bind(_ request: @escaping @Sendable () -> Void) {
+        state.withLock { $0.request = request }
+    }
+
+    /// Names the context in the report of a missing binding.
+    func label(_ label: DiagnosticLabel) {
+        state.withLock { $0.label = label }
+    }
+
+    /// Asks the bound view for its pass. Unbound — `deliverInUpdateProperties(of:)` never called — the
+    /// scheduler's fallback delivers from the main queue instead: reported once, through `UpdateDiagnostics`.
     func requestPass() {
-        request.withLock { $0 }?()
+        let (request, unboundLabel) = state.withLock { state -> ((@Sendable () -> Void)?, DiagnosticLabel?) in
+            guard state.request == nil, !state.reportedUnbound else { return (state.request, nil) }
+            state.reportedUnbound = true
+            return (nil, state.label)
+        }
+        if let request {
+            request()
+        } else if let unboundLabel {
+            UpdateDiagnostics.emit(
+                UpdateDiagnostics.Report(
+                    kind: .unboundPropertiesPass, label: unboundLabel.string,
+                    message: "a context made with makeForUpdatePropertiesPass() was never bound to its view: "
+                        + "updates are delivered from the main queue, outside UIKit's update-properties pass. "
+                        + "Call deliverInUpdateProperties(of:) with the view or view controller it updates."))
+        }
     }
 }
 
@@ -64,22 +92,33 @@ extension ViewUpdatingContext {
     /// and its ordering with the view's own property updates (traits, configuration); choose the run loop
     /// (the default) to deliver on every system, to views off screen, or from code that is not a view.
     ///
+    /// A context that is never bound falls back to the main queue; that is reported once, through
+    /// `UpdateDiagnostics`, as an `unboundPropertiesPass` report naming its label.
+    ///
     /// - Parameters:
+    ///   - label: What diagnostics call it (``label``); by default the creation site, `#fileID:#line`.
     ///   - animated: The default flag.
-    ///   - refreshEvents: The lifecycle events that force an update (see ``init(animated:scheduler:refreshEvents:center:file:line:)``).
+    ///   - refreshEvents: The lifecycle events that force an update (see
+    ///     ``init(label:animated:scheduler:refreshEvents:center:file:line:)``).
+    ///   - file: The creation site's file (`#fileID`): the default label.
+    ///   - line: The creation site's line: the default label.
     public static func makeForUpdatePropertiesPass(
-        animated: Bool = false, refreshEvents: [Notification.Name] = ViewUpdatingContext.defaultRefreshEvents
+        label: String? = nil, animated: Bool = false,
+        refreshEvents: [Notification.Name] = ViewUpdatingContext.defaultRefreshEvents,
+        file: StaticString = #fileID, line: UInt = #line
     ) -> ViewUpdatingContext {
         #if canImport(UIKit, _version: 9000) && !os(watchOS)
         if #available(iOS 26, tvOS 26, visionOS 26, *) {
-            return passContext(animated: animated, refreshEvents: refreshEvents)
+            return passContext(label: label, animated: animated, refreshEvents: refreshEvents, file: file, line: line)
         }
         #endif
-        return ViewUpdatingContext(animated: animated, scheduler: .mainRunLoop, refreshEvents: refreshEvents)
+        return ViewUpdatingContext(
+            label: label, animated: animated, scheduler: .mainRunLoop, refreshEvents: refreshEvents, file: file,
+            line: line)
     }
 
-    /// The old name of ``makeForUpdatePropertiesPass(animated:refreshEvents:)``.
-    @available(*, deprecated, renamed: "makeForUpdatePropertiesPass(animated:refreshEvents:)")
+    /// The old name of ``makeForUpdatePropertiesPass(label:animated:refreshEvents:file:line:)``.
+    @available(*, deprecated, renamed: "makeForUpdatePropertiesPass")
     public static func forUpdatePropertiesPass(
         animated: Bool = false, refreshEvents: [Notification.Name] = ViewUpdatingContext.defaultRefreshEvents
     ) -> ViewUpdatingContext {
@@ -87,12 +126,18 @@ extension ViewUpdatingContext {
     }
 
     /// A context on a ``PassScheduler`` that asks for the pass through its binding (`bindPass(_:)`): the
-    /// iOS 26 branch of ``makeForUpdatePropertiesPass(animated:refreshEvents:)``, on every platform.
-    static func passContext(animated: Bool, refreshEvents: [Notification.Name]) -> ViewUpdatingContext {
+    /// iOS 26 branch of ``makeForUpdatePropertiesPass(label:animated:refreshEvents:file:line:)``, on every platform.
+    static func passContext(
+        label: String? = nil, animated: Bool, refreshEvents: [Notification.Name], file: StaticString = #fileID,
+        line: UInt = #line
+    ) -> ViewUpdatingContext {
         let binding = PropertiesPassBinding()
         let scheduler = PassScheduler { binding.requestPass() }
-        let context = ViewUpdatingContext(animated: animated, scheduler: scheduler, refreshEvents: refreshEvents)
+        let context = ViewUpdatingContext(
+            label: label, animated: animated, scheduler: scheduler, refreshEvents: refreshEvents, file: file,
+            line: line)
         _ = context.face { binding }
+        binding.label(context.storage.label)
         return context
     }
 
@@ -123,7 +168,7 @@ package enum UIKitPropertiesPass {
 }
 
 extension ViewUpdatingContext {
-    /// Makes a context from ``makeForUpdatePropertiesPass(animated:refreshEvents:)`` ask `view` for its
+    /// Makes a context from ``makeForUpdatePropertiesPass(label:animated:refreshEvents:file:line:)`` ask `view` for its
     /// `updateProperties()` pass (iOS 26). Does nothing below iOS 26, or for a context made otherwise.
     ///
     /// The view is held weakly. Main thread.
@@ -137,7 +182,7 @@ extension ViewUpdatingContext {
         #endif
     }
 
-    /// Makes a context from ``makeForUpdatePropertiesPass(animated:refreshEvents:)`` ask `controller` for its
+    /// Makes a context from ``makeForUpdatePropertiesPass(label:animated:refreshEvents:file:line:)`` ask `controller` for its
     /// `updateProperties()` pass (iOS 26). Does nothing below iOS 26, or for a context made otherwise.
     ///
     /// The controller is held weakly. Main thread.

@@ -28,20 +28,20 @@
 ///
 /// ``startUpdatingView(file:line:)`` registers ``updateView(animated:)`` with the context, weakly (no `lazy var`,
 /// no `[weak self]`: the context never keeps the object alive), and renders once at once, not animated.
-/// Then every ``NeedsUpdate`` property and every ``setNeedsUpdate(animated:)`` feeds the context, and the
-/// rules of ``ViewUpdatingContext/setNeedsUpdate(animated:)`` decide the flag. Requests made before
+/// Then every ``NeedsUpdate`` property and every ``setNeedsUpdate(animated:file:line:)`` feeds the context, and the
+/// rules of ``ViewUpdatingContext/setNeedsUpdate(animated:file:line:)`` decide the flag. Requests made before
 /// `startUpdatingView()` — property values set in `init` — are shown by its first render.
 ///
 /// Main-actor classes, such as view controllers, conform with a `let` (a `ViewUpdatingContext` is
 /// `Sendable`, so the property is usable from any isolation), and implement ``updateView(animated:)`` as an
 /// ordinary main-actor method.
 public protocol ViewUpdating: AnyObject {
-    /// The context that ``NeedsUpdate`` properties and ``setNeedsUpdate(animated:)`` request updates on.
+    /// The context that ``NeedsUpdate`` properties and ``setNeedsUpdate(animated:file:line:)`` request updates on.
     var updateContext: ViewUpdatingContext { get }
 
     /// Brings the view up to date with the object's state: the library calls it on the main thread, once
     /// per cycle with requests, after ``startUpdatingView(file:line:)``. Don't call it yourself; call
-    /// ``setNeedsUpdate(animated:)`` (or ``updateViewIfNeeded(file:line:)`` to render pending changes now).
+    /// ``setNeedsUpdate(animated:file:line:)`` (or ``updateViewIfNeeded(file:line:)`` to render pending changes now).
     ///
     /// - Parameter animated: Whether to animate the changes, as the context's rules decide.
     @MainActor func updateView(animated: Bool)
@@ -66,7 +66,7 @@ extension ViewUpdating {
     ///
     /// > Important: Main thread only, like ``ViewUpdatingContext/update(animated:file:line:)``; so is the manual
     /// > scheduler a test gives the context (it calls a main-actor method). Called on another thread — a
-    /// > mistake — a debug build stops at the caller's line; a release build warns on standard error,
+    /// > mistake — a debug build stops at the caller's line; a release build warns through `UpdateDiagnostics`,
     /// > connects, and renders in the next main-thread cycle instead.
     public func startUpdatingView(file: StaticString = #fileID, line: UInt = #line) {
         let context = updateContext
@@ -82,9 +82,11 @@ extension ViewUpdating {
     }
 
     /// Asks for one call of ``updateView(animated:)`` at the end of this cycle: the context's
-    /// ``ViewUpdatingContext/setNeedsUpdate(animated:)``, with the same rules. Any thread.
-    public func setNeedsUpdate(animated: Bool? = nil) {
-        updateContext.setNeedsUpdate(animated: animated)
+    /// ``ViewUpdatingContext/setNeedsUpdate(animated:file:line:)``, with the same rules. Any thread.
+    ///
+    /// `file` and `line` are the call site that diagnostics name (``UpdateDiagnostics``).
+    public func setNeedsUpdate(animated: Bool? = nil, file: StaticString = #fileID, line: UInt = #line) {
+        updateContext.setNeedsUpdate(animated: animated, file: file, line: line)
     }
 
     /// Calls ``updateView(animated:)`` at once if an update is pending, like `layoutIfNeeded()`: the

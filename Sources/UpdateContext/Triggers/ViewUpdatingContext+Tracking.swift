@@ -44,7 +44,7 @@ extension ViewUpdatingContext {
     /// > stored value and tracks again. So the view ends up showing the last value as long as the
     /// > mutating thread completes the assignment before the main thread's next cycle; a thread that can
     /// > stall between Observation's `willSet` and the store for longer than that should call
-    /// > ``setNeedsUpdate(animated:)`` after mutating. Changes made on the main thread are delivered once.
+    /// > ``setNeedsUpdate(animated:file:line:)`` after mutating. Changes made on the main thread are delivered once.
     /// >
     /// > Why not exactly once with the stored value, even where Observation can report the store (Swift 6.2
     /// > on Linux, iOS/macOS 26): the public API that hears of a change after it is stored is the

@@ -1,0 +1,38 @@
+import CCoalescingSupport
+import Foundation
+import NotificationCoalescing
+
+/// Installs a diagnostics handler that keeps every report, until ``stop()`` puts the previous handler
+/// back. Reports from other tests' contexts may arrive meanwhile (released contexts, the watchdog): ask
+/// for those of one label.
+package final class ReportRecorder: Sendable {
+    private let kept = Locked<[UpdateDiagnostics.Report]>([])
+    private let previous: @Sendable (UpdateDiagnostics.Report) -> Void
+
+    package init() {
+        previous = UpdateDiagnostics.handler
+        let kept = self.kept
+        UpdateDiagnostics.handler = { report in kept.withLock { $0.append(report) } }
+    }
+
+    /// Every report so far.
+    package var all: [UpdateDiagnostics.Report] { kept.withLock { $0 } }
+
+    /// The reports about `label`, optionally of one kind.
+    package func reports(
+        label: String, kind: UpdateDiagnostics.Report.Kind? = nil
+    ) -> [UpdateDiagnostics.Report] {
+        all.filter { $0.label == label && (kind == nil || $0.kind == kind) }
+    }
+
+    /// Puts the previous handler back.
+    package func stop() {
+        UpdateDiagnostics.handler = previous
+    }
+}
+
+/// Moves the diagnostics' clock (`cvu_coarse_now_ns`) forward: an updater "takes" that long without a
+/// test sleeping.
+package func advanceDiagnosticsClock(milliseconds: Int) {
+    cvu_clock_advance(Int64(milliseconds) * 1_000_000)
+}

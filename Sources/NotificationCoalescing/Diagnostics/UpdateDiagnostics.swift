@@ -1,0 +1,168 @@
+import CCoalescingSupport
+import Foundation
+
+/// Why a view updated, and why it did not: the reports of every context, scheduler and coalescing queue.
+///
+/// Two kinds of report reach ``handler``:
+///
+/// - **Always on**, each at most once per context (or scheduler), and changing nothing about what is
+///   delivered: an update loop (a context re-requested from inside its own delivery in 60 consecutive
+///   cycles), an updater slower than a frame (16 ms), and mistakes that would otherwise be silent — a
+///   context released with an update pending, a `suspend()` left unbalanced, a scheduler that does not
+///   turn, an update-properties context never bound to its view.
+/// - **While ``isRecording``**: one ``Report/Kind-swift.struct/delivery`` report per delivery, with the
+///   context's label, the thread and call site of the first request it absorbed, how many requests it
+///   absorbed, its flag or transaction, and how long its updaters took.
+///
+/// ```swift
+/// UpdateDiagnostics.isRecording = true          // while chasing a problem
+/// UpdateDiagnostics.handler = { report in print(report) }
+/// ```
+///
+/// > Important: Both properties may be read and set from any thread. The handler is called on the thread
+/// > that made the report (the main thread for deliveries), never under one of the package's locks: it may
+/// > call back into the package, and replacing it while reports are made elsewhere loses none of them (each
+/// > report goes to the handler that was set when it was made).
+public enum UpdateDiagnostics {
+    /// Whether every delivery is reported (off by default). Cheap to leave off: a delivery then reads one
+    /// byte. Any thread.
+    public static var isRecording: Bool {
+        get { cvu_diagnostics_is_recording() }
+        set { cvu_diagnostics_set_recording(newValue) }
+    }
+
+    /// Where reports go. By default the unified log on Apple platforms (`os.Logger`, subsystem
+    /// `NotificationCoalescing`, category `UpdateDiagnostics`; `os_log` before iOS 14 / macOS 11), and
+    /// standard error elsewhere. Any thread; see ``UpdateDiagnostics`` for when it is called.
+    public static var handler: @Sendable (Report) -> Void {
+        get { handlerLock.withLock { $0 } }
+        set { handlerLock.withLock { $0 = newValue } }
+    }
+
+    /// The handler ``handler`` starts with: the unified log on Apple platforms, standard error elsewhere.
+    public static let defaultHandler: @Sendable (Report) -> Void = { report in DefaultLog.write(report) }
+
+    private static let handlerLock = Locked<@Sendable (Report) -> Void>(defaultHandler)
+
+    /// Hands `report` to the handler, outside every lock of the package (the caller holds none).
+    package static func emit(_ report: Report) {
+        let handler = handlerLock.withLock { $0 }
+        handler(report)
+    }
+}
+
+extension UpdateDiagnostics {
+    /// One report: what happened, to what (``label``), and what to do about it (``message``).
+    ///
+    /// Its `description` is one line that starts with the kind and the label, as the default handler
+    /// writes it.
+    public struct Report: Sendable, CustomStringConvertible {
+        /// What a report is about.
+        public struct Kind: Hashable, Sendable, CustomStringConvertible {
+            /// The name, as `description` writes it ("delivery", "update loop", …).
+            public let name: String
+
+            /// While ``UpdateDiagnostics/isRecording``: one delivery.
+            public static let delivery = Kind(name: "delivery")
+            /// A context re-requested from inside its own delivery in 60 consecutive cycles.
+            public static let updateLoop = Kind(name: "update loop")
+            /// An updater that took longer than a frame (16 ms).
+            public static let slowUpdater = Kind(name: "slow updater")
+            /// A context released while an update was pending: that update is never delivered.
+            public static let releasedWithPendingUpdate = Kind(name: "released with pending update")
+            /// A context suspended with an update pending for more than a second: a `suspend()` without
+            /// its `resume()`, most often.
+            public static let unbalancedSuspend = Kind(name: "suspended with pending update")
+            /// A scheduler asked for a turn that has not begun for more than a second.
+            public static let schedulerNotTurning = Kind(name: "scheduler not turning")
+            /// An update-properties context that was never bound to its view, delivering from the main
+            /// queue instead.
+            public static let unboundPropertiesPass = Kind(name: "unbound update-properties pass")
+            /// A call made where it is not allowed (off the main thread, an extra `resume()`), recovered
+            /// from as documented.
+            public static let misuse = Kind(name: "misuse")
+
+            public var description: String { name }
+        }
+
+        /// Where a request was made: `#fileID`, `#line`, and the thread.
+        public struct CallSite: Hashable, Sendable, CustomStringConvertible {
+            /// The caller's `#fileID`.
+            public let file: String
+            /// The caller's `#line`.
+            public let line: UInt
+            /// The thread: "main", the thread's name, or its number.
+            public let thread: String
+
+            public init(file: String, line: UInt, thread: String) {
+                self.file = file
+                self.line = line
+                self.thread = thread
+            }
+
+            /// A call site on the calling thread.
+            package init(file: StaticString, line: UInt) {
+                self.init(file: "\(file)", line: line, thread: Self.currentThread)
+            }
+
+            /// The calling thread, as reports name it.
+            package static var currentThread: String {
+                if cvu_is_main_thread() { return "main" }
+                if let name = Thread.current.name, !name.isEmpty { return name }
+                return "thread \(cvu_thread_serial())"
+            }
+
+            public var description: String { "\(file):\(line) (\(thread) thread)" }
+        }
+
+        /// What the report is about.
+        public let kind: Kind
+        /// The label of the context, scheduler or queue it is about.
+        public let label: String
+        /// What happened and, for a mistake, what to do instead: one sentence or two.
+        public let message: String
+        /// For a delivery, the first request it absorbed (`nil` when recording began after it was made);
+        /// for an update loop, the request made from inside the delivery; for a misuse, the call.
+        public let callSite: CallSite?
+        /// For a delivery: how many requests it absorbed (on the main thread and from other threads).
+        public let absorbedRequests: Int?
+        /// For a delivery: the flag every updater got.
+        public let animated: Bool?
+        /// For a delivery carrying a transaction: the transaction, as its `description` writes it.
+        public let transaction: String?
+        /// For a delivery or a slow updater: how long the updaters took, in seconds, as a coarse
+        /// monotonic clock measures it (a tick of up to 4 ms on Linux).
+        public let duration: TimeInterval?
+
+        public init(
+            kind: Kind, label: String, message: String, callSite: CallSite? = nil, absorbedRequests: Int? = nil,
+            animated: Bool? = nil, transaction: String? = nil, duration: TimeInterval? = nil
+        ) {
+            self.kind = kind
+            self.label = label
+            self.message = message
+            self.callSite = callSite
+            self.absorbedRequests = absorbedRequests
+            self.animated = animated
+            self.transaction = transaction
+            self.duration = duration
+        }
+
+        public var description: String {
+            var text = "[\(kind)] \(label): \(message)"
+            if let callSite { text += " — at \(callSite)" }
+            return text
+        }
+    }
+}
+
+/// The default handler's destination.
+enum DefaultLog {
+    static func write(_ report: UpdateDiagnostics.Report) {
+        #if canImport(os)
+        AppleLog.write(report)
+        #else
+        FileHandle.standardError.write(Data("UpdateDiagnostics: \(report)\n".utf8))
+        #endif
+    }
+}

@@ -1,0 +1,97 @@
+import CCoalescingSupport
+import Foundation
+
+// What a scheduler tells diagnostics: when it last turned, whether it stalls, and who waits on it.
+extension CoalescingScheduler: WatchdogSubject, CustomDebugStringConvertible {
+    /// A turn that calls clients began (scheduler's thread).
+    @inline(__always)
+    final func noteTurn() {
+        cvu_word_store_relaxed(turnWord + Word.lastTurn, cvu_coarse_now_ns())
+        cvu_word_store_relaxed(turnWord + Word.turns, cvu_word_load_relaxed(turnWord + Word.turns) &+ 1)
+    }
+
+    /// A batch asked for a turn: from now on the watchdog checks that one begins (once per idle-to-busy
+    /// change: the flag keeps a busy scheduler to one registration).
+    final func watchForStall() {
+        if cvu_word_fetch_or(turnWord + Word.watch, 1) & 3 == 0 { Watchdog.shared.watch(self) }
+    }
+
+    package func watchdogState() -> UInt64? {
+        let mark = cvu_word_load_acquire(turnWord + Word.mark)
+        guard mark & 1 != 0 else {
+            // Idle: dropped; the next batch registers again.
+            _ = cvu_word_fetch_and(turnWord + Word.watch, ~1)
+            return nil
+        }
+        return mark >> 1  // the batch waiting: the same one a tick later means no turn began
+    }
+
+    package func watchdogReport() {
+        guard cvu_word_fetch_or(turnWord + Word.watch, 2) & 2 == 0 else { return }
+        let waiting = waitingLabels(limit: 3)
+        let whose = waiting.isEmpty ? "" : " (\(waiting.joined(separator: ", ")) waiting)"
+        UpdateDiagnostics.emit(
+            UpdateDiagnostics.Report(
+                kind: .schedulerNotTurning, label: label,
+                message: "work has waited more than a second for a turn that has not begun\(whose). "
+                    + stallAdvice))
+    }
+
+    /// Forgets that a stall was reported, so that the next one is (tests of a process-wide scheduler).
+    package final func forgetStallReport() {
+        _ = cvu_word_fetch_and(turnWord + Word.watch, ~2)
+    }
+
+    /// What to do when this scheduler does not turn.
+    private var stallAdvice: String {
+        if isMainThreadScheduler && !(self is DispatchMainScheduler) {
+            return "Is the main thread blocked, or running no run loop (an async main, Swift Testing on "
+                + "Linux, dispatchMain())? Use the .dispatchMain scheduler there."
+        }
+        return "Is its thread blocked, or not running its run loop?"
+    }
+
+    /// The labels of clients waiting on other threads' lists and parked (the scheduler's own list is read
+    /// only on its thread).
+    final func waitingLabels(limit: Int = .max) -> [String] {
+        var labels = queue.withLock { queue -> [DiagnosticLabel?] in
+            queue.waiting.map(\.diagnosticLabel) + queue.parked.map(\.client.diagnosticLabel)
+        }
+        if isCurrent { labels += ownerWaiting.map { $0.client.diagnosticLabel } }
+        return labels.compactMap { $0?.string }.prefix(limit).map { $0 }
+    }
+
+    /// Seconds since the last turn that called clients began, or `nil` if none has.
+    package final var secondsSinceLastTurn: Double? {
+        let last = cvu_word_load_relaxed(turnWord + Word.lastTurn)
+        guard last != 0 else { return nil }
+        return Double(cvu_coarse_now_ns() &- last) / 1e9
+    }
+
+    /// The scheduler as a person chasing a missing update wants it: its label and type, whether a turn is
+    /// asked for, how many turns have run and when the last began, and the contexts waiting on it with the
+    /// modes they wait for. Any thread (contexts listed on the scheduler's own thread show only there).
+    public var debugDescription: String {
+        let turns = cvu_word_load_relaxed(turnWord + Word.turns)
+        var text = "\(type(of: self)) \"\(label)\": "
+        text += hasRequestedTurn ? "a turn is asked for" : "no turn asked for"
+        if let seconds = secondsSinceLastTurn {
+            text += String(format: "; %llu turns, the last %.3f s ago", turns, seconds)
+        } else {
+            text += "; it has not turned yet"
+        }
+        let (waiting, parked) = queue.withLock { queue in
+            (queue.waiting.map(\.diagnosticLabel), queue.parked.map { ($0.client.diagnosticLabel, $0.modes) })
+        }
+        var lines = waiting.map { "waiting: \($0?.string ?? "(unlabelled)")" }
+        if isCurrent {
+            lines += ownerWaiting.map { "waiting: \($0.client.diagnosticLabel?.string ?? "(unlabelled)")" }
+        }
+        lines += parked.map { label, modes in
+            "parked until a turn in \(modes.map(\.rawValue).joined(separator: " or ")): "
+                + (label?.string ?? "(unlabelled)")
+        }
+        if !lines.isEmpty { text += "\n  " + lines.joined(separator: "\n  ") }
+        return text
+    }
+}

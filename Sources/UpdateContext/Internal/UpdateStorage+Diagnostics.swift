@@ -1,0 +1,185 @@
+import CCoalescingSupport
+import Foundation
+import NotificationCoalescing
+
+/// The bits of a context's diagnostics byte (flag 7 of its storage), changed with `cvu_bits_*`.
+enum DiagnosticsBits {
+    /// The context was requested on the main thread while its updaters ran (main thread).
+    static let requestedInDelivery: UInt8 = 1 << 0
+    /// The update loop was reported.
+    static let loopReported: UInt8 = 1 << 1
+    /// A slow updater was reported.
+    static let slowReported: UInt8 = 1 << 2
+    /// The context is suspended (published by the main thread for the watchdog).
+    static let suspended: UInt8 = 1 << 3
+    /// Pending while suspended for more than a second was reported.
+    static let suspendReported: UInt8 = 1 << 4
+}
+
+/// What the always-on reports need to know.
+enum DiagnosticsThresholds {
+    /// Consecutive deliveries that each re-requested their own context: an update loop.
+    static let loopCycles: UInt8 = 60
+    /// An updater slower than a frame.
+    static let slowUpdaterNanoseconds: UInt64 = 16_000_000
+}
+
+/// The first request of each pending delivery, while recording: its call site and thread. Entries exist
+/// only while recording (and until the delivery, or the context's release, takes them).
+enum RecordingLedger {
+    private static let firstRequests = Locked<[ObjectIdentifier: UpdateDiagnostics.Report.CallSite]>([:])
+
+    static func noteFirstRequest(of storage: UpdateStorage, file: StaticString, line: UInt) {
+        let id = ObjectIdentifier(storage)
+        // The call site (with the thread's name) is made outside the lock, and only for the first request.
+        if firstRequests.withLock({ $0[id] != nil }) { return }
+        let site = UpdateDiagnostics.Report.CallSite(file: file, line: line)
+        firstRequests.withLock { if $0[id] == nil { $0[id] = site } }
+    }
+
+    static func take(for storage: UpdateStorage) -> UpdateDiagnostics.Report.CallSite? {
+        firstRequests.withLock { $0.removeValue(forKey: ObjectIdentifier(storage)) }
+    }
+}
+
+extension UpdateStorage: WatchdogSubject {
+    var diagnosticLabel: DiagnosticLabel? { label }
+
+    @inline(__always)
+    var diagnostics: UnsafeMutablePointer<UInt8> { flags + Self.diagnosticsBits }
+
+    // MARK: Requests (main thread unless said)
+
+    /// A request about to be applied on the main thread: counted, and checked for an update loop when it
+    /// is made from inside this context's own delivery.
+    func noteSlowPathRequest(file: StaticString, line: UInt) {
+        if cvu_diagnostics_is_recording() { RecordingLedger.noteFirstRequest(of: self, file: file, line: line) }
+        guard machinePointer.pointee.isDelivering else {
+            machinePointer.pointee.absorbed &+= 1
+            return
+        }
+        let bits = cvu_bits_fetch_or(diagnostics, DiagnosticsBits.requestedInDelivery)
+        guard machinePointer.pointee.loopCount >= DiagnosticsThresholds.loopCycles - 1,
+            bits & DiagnosticsBits.loopReported == 0,
+            !withScheduler({ $0 is FramePacedScheduler })
+        else { return }
+        _ = cvu_bits_fetch_or(diagnostics, DiagnosticsBits.loopReported)
+        UpdateDiagnostics.emit(
+            UpdateDiagnostics.Report(
+                kind: .updateLoop, label: label.string,
+                message: "requested again from inside its own delivery in \(DiagnosticsThresholds.loopCycles) "
+                    + "consecutive cycles: an updater changes state that requests an update, so the context "
+                    + "delivers every cycle and keeps the CPU busy. Make the updater only read state (or "
+                    + "compare before assigning), or use the .framePaced scheduler for per-frame work.",
+                callSite: UpdateDiagnostics.Report.CallSite(file: file, line: line)))
+    }
+
+    /// A request on any thread (a transaction's): counted and checked as its thread's path does.
+    func noteRequest(file: StaticString, line: UInt) {
+        if isOnSchedulerThread {
+            noteSlowPathRequest(file: file, line: line)
+        } else {
+            noteRequestElsewhere(file: file, line: line)
+        }
+    }
+
+    /// A request from another thread, while recording.
+    func noteRequestElsewhere(file: StaticString, line: UInt) {
+        if cvu_diagnostics_is_recording() { RecordingLedger.noteFirstRequest(of: self, file: file, line: line) }
+    }
+
+    /// The delivery's updaters have returned: counts the cycle towards an update loop or resets the count.
+    @inline(__always)
+    func noteDeliveryEnded() {
+        if cvu_bits_load(diagnostics) & DiagnosticsBits.requestedInDelivery == 0 {
+            machinePointer.pointee.loopCount = 0
+            return
+        }
+        _ = cvu_bits_fetch_and(diagnostics, ~DiagnosticsBits.requestedInDelivery)
+        let count = machinePointer.pointee.loopCount
+        if count < DiagnosticsThresholds.loopCycles { machinePointer.pointee.loopCount = count + 1 }
+    }
+
+    /// How many requests the delivery beginning now absorbed (main thread), given the inbox's count.
+    @inline(__always)
+    func takeAbsorbed(posted: UInt32) -> UInt32 {
+        let machine = machinePointer
+        let absorbed = machine.pointee.absorbed &+ (posted &- machine.pointee.postedMark)
+        machine.pointee.absorbed = 0
+        machine.pointee.postedMark = posted
+        return absorbed
+    }
+
+    /// An updater took `nanoseconds`: reports it once per context when slower than a frame.
+    func noteSlowUpdater(index: Int, nanoseconds: UInt64) {
+        guard cvu_bits_fetch_or(diagnostics, DiagnosticsBits.slowReported) & DiagnosticsBits.slowReported == 0
+        else { return }
+        let milliseconds = Double(nanoseconds) / 1e6
+        UpdateDiagnostics.emit(
+            UpdateDiagnostics.Report(
+                kind: .slowUpdater, label: label.string,
+                message: String(
+                    format: "updater #%d took %.0f ms, longer than a frame (16 ms): frames are dropped while it "
+                        + "runs. Move the slow work off the main thread, or out of the updater.",
+                    index + 1, milliseconds),
+                duration: Double(nanoseconds) / 1e9))
+    }
+
+    /// While recording: the report of one delivery.
+    func reportDelivery(
+        _ delivery: Delivery, absorbed: UInt32, transaction: CompletionGroup?, nanoseconds: UInt64
+    ) {
+        let transaction = transaction.map { _ in deliveryTransaction(animated: delivery.animated) }
+        let site = RecordingLedger.take(for: self)
+        let kind = delivery.isForced ? "forced" : delivery.isEarlyFlush ? "early non-animated" : "end of cycle"
+        let flag = delivery.animated ? "animated" : "not animated"
+        UpdateDiagnostics.emit(
+            UpdateDiagnostics.Report(
+                kind: .delivery, label: label.string,
+                message: "\(kind) delivery #\(deliverySerial), \(flag), absorbed \(absorbed) request"
+                    + (absorbed == 1 ? "" : "s") + String(format: ", updaters took %.3f ms", Double(nanoseconds) / 1e6),
+                callSite: site, absorbedRequests: Int(absorbed), animated: delivery.animated,
+                transaction: transaction.map { "\($0)" }, duration: Double(nanoseconds) / 1e9))
+    }
+
+    // MARK: Suspension and release
+
+    /// Publishes whether the context is suspended (main thread), and has the watchdog look at it.
+    func noteSuspension() {
+        if machinePointer.pointee.rules.isSuspended {
+            _ = cvu_bits_fetch_or(diagnostics, DiagnosticsBits.suspended)
+            Watchdog.shared.watch(self)
+        } else {
+            _ = cvu_bits_fetch_and(diagnostics, ~DiagnosticsBits.suspended)
+        }
+    }
+
+    func watchdogState() -> UInt64? {
+        let bits = cvu_bits_load(diagnostics)
+        if isCancelled || bits & DiagnosticsBits.suspended == 0 || bits & DiagnosticsBits.suspendReported != 0 {
+            return nil
+        }
+        return inboxHasRequests || cvu_flag_load_acquire(flags + Self.scheduledFlag) ? 1 : 0
+    }
+
+    func watchdogReport() {
+        let bits = cvu_bits_fetch_or(diagnostics, DiagnosticsBits.suspendReported)
+        guard bits & DiagnosticsBits.suspendReported == 0, !isCancelled else { return }
+        UpdateDiagnostics.emit(
+            UpdateDiagnostics.Report(
+                kind: .unbalancedSuspend, label: label.string,
+                message: "an update has been pending for more than a second while the context is suspended: "
+                    + "nothing is delivered until every suspend() has its resume(). If the view is off screen "
+                    + "on purpose, this is expected; otherwise look for a suspend() without its resume()."))
+    }
+
+    /// The context is being released (any thread): reports an update that will never be delivered.
+    func noteRelease() {
+        guard isUpdatePending else { return }
+        UpdateDiagnostics.emit(
+            UpdateDiagnostics.Report(
+                kind: .releasedWithPendingUpdate, label: label.string,
+                message: "released with an update pending: that update is never delivered. If the view must "
+                    + "show the last state, call updateIfNeeded() before letting the context go."))
+    }
+}

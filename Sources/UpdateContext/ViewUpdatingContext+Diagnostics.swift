@@ -1,0 +1,89 @@
+import CCoalescingSupport
+import Foundation
+import NotificationCoalescing
+
+extension ViewUpdatingContext: CustomDebugStringConvertible {
+    /// What a person asks when a view did not update, answered in a few lines: the label; whether an
+    /// update is pending; whether the context is suspended, and how deep; whether its work waits for a
+    /// pass in a common run-loop mode (parked while the main loop runs a private mode); its scheduler, and
+    /// whether and when that scheduler last turned; how many updaters it has; how many deliveries it made.
+    ///
+    /// ```swift
+    /// print(context.debugDescription)   // or `po context` in the debugger
+    /// ```
+    ///
+    /// Complete on the main thread. From another thread it says only what other threads can read
+    /// without waiting (pending, suspended, the scheduler, the updaters).
+    public var debugDescription: String { storage.diagnosticDescription }
+}
+
+extension ViewUpdatingContext.ViewUpdater: CustomDebugStringConvertible {
+    /// The token and the context it belongs to (see ``ViewUpdatingContext/debugDescription``), or that the
+    /// updater was removed, or its context released. Any thread.
+    public var debugDescription: String { "\(description): \(contextDescription)" }
+}
+
+extension UpdateStorage {
+    /// ``ViewUpdatingContext/debugDescription``.
+    var diagnosticDescription: String {
+        var lines = ["ViewUpdatingContext \"\(label.string)\""]
+        if isCancelled {
+            lines.append("released: it delivers nothing more (its updaters are gone)")
+            return lines.joined(separator: "\n  ")
+        }
+        let onMain = isOnSchedulerThread
+        let bits = cvu_bits_load(diagnostics)
+        let suspended = bits & DiagnosticsBits.suspended != 0
+        if onMain {
+            let machine = machinePointer.pointee
+            if machine.rules.isScheduled || inboxHasRequests {
+                let flag = machine.rules.pendingFlag.map { $0 ? "animated" : "not animated" } ?? "default flag"
+                lines.append(
+                    "update pending (\(flag)\(machine.rules.isForced ? ", forced" : "")"
+                        + "\(inboxHasRequests ? ", with requests from other threads not yet applied" : ""))")
+            } else {
+                lines.append("no update pending")
+            }
+            if machine.rules.isSuspended {
+                lines.append(
+                    "suspended (\(machine.rules.suspensions) suspend() call\(machine.rules.suspensions == 1 ? "" : "s") "
+                        + "without resume()): nothing is delivered until the last resume()")
+            }
+            if machine.isDelivering { lines.append("delivering now (its updaters are running)") }
+            if machine.rules.isScheduled && machine.parkedTurn > machine.lastTurn {
+                let mode = withScheduler { $0.currentMode?.rawValue } ?? "a private mode"
+                lines.append(
+                    "parked: its work waits for a pass in a common run-loop mode; the last turn was in a "
+                        + "private mode (the main loop is running \(mode))")
+            }
+        } else {
+            lines.append(isUpdatePending ? "update pending" : "no update pending")
+            if suspended { lines.append("suspended") }
+        }
+        lines.append(withScheduler(schedulerLine))
+        lines.append("\(updaterCount) updater\(updaterCount == 1 ? "" : "s")")
+        if onMain {
+            let count = machinePointer.pointee.deliverySerial
+            lines.append(count == 0 ? "no delivery yet" : "\(count) deliver\(count == 1 ? "y" : "ies") so far")
+        }
+        return lines.joined(separator: "\n  ")
+    }
+
+    private func schedulerLine(_ scheduler: CoalescingScheduler) -> String {
+        var line = "scheduler \(type(of: scheduler)) \"\(scheduler.label)\": "
+        if let seconds = scheduler.secondsSinceLastTurn {
+            line += String(format: "last turned %.3f s ago", seconds)
+            if seconds > 1 && scheduler.hasRequestedTurn {
+                line += " and a turn is overdue (is its thread running its run loop?)"
+            }
+        } else {
+            line += "it has never turned"
+            if scheduler is RunLoopScheduler {
+                line +=
+                    " (no run loop is running there: under an async main or Swift Testing on Linux, use "
+                    + ".dispatchMain)"
+            }
+        }
+        return line
+    }
+}

@@ -1,0 +1,288 @@
+import CoalescingTestSupport
+import Foundation
+import NotificationCoalescing
+import XCTest
+
+@testable import UpdateContext
+
+/// Labels, the always-on reports (update loop, slow updater) and recording, on a scheduler the test turns.
+final class DiagnosticsTests: XCTestCase {
+    private var recorder: ReportRecorder!
+    private var scheduler: ManualScheduler!
+
+    override func setUp() {
+        recorder = ReportRecorder()
+        scheduler = ManualScheduler()
+    }
+
+    override func tearDown() {
+        recorder.stop()
+        UpdateDiagnostics.isRecording = false
+    }
+
+    // MARK: Labels
+
+    func testDefaultLabelsAreTheCreationSite() {
+        let line = #line + 1
+        let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+        XCTAssertEqual(context.label, "UpdateContextTests/DiagnosticsTests.swift:\(line)")
+        let stateLine = #line + 1
+        let state = StateUpdatingContext(state: 1, scheduler: scheduler, refreshEvents: [])
+        XCTAssertEqual(state.label, "UpdateContextTests/DiagnosticsTests.swift:\(stateLine)")
+        let schedulerLine = #line + 1
+        let manual = ManualScheduler()
+        XCTAssertEqual(manual.label, "UpdateContextTests/DiagnosticsTests.swift:\(schedulerLine)")
+        let pacedLine = #line + 1
+        let paced = FramePacedScheduler(framesPerSecond: 30)
+        XCTAssertEqual(paced.label, "UpdateContextTests/DiagnosticsTests.swift:\(pacedLine)")
+        let queueLine = #line + 1
+        let queue = NotificationCoalescingContext(scheduler: scheduler)
+        XCTAssertEqual(queue.label, "UpdateContextTests/DiagnosticsTests.swift:\(queueLine)")
+        // Two contexts from one line share the site's entry, and say the same.
+        let twins = (0..<2).map { _ in ViewUpdatingContext(scheduler: scheduler, refreshEvents: []) }
+        XCTAssertEqual(twins[0].label, twins[1].label)
+        XCTAssertEqual(CoalescingScheduler.mainRunLoop.label, "main run loop")
+        XCTAssertEqual(CoalescingScheduler.dispatchMain.label, "dispatch main")
+        XCTAssertEqual(CoalescingScheduler.framePaced.label, "frame-paced (main display)")
+    }
+
+    func testGivenLabelsAreKeptAndFreedWithTheirOwner() {
+        let before = DiagnosticLabel.givenCount
+        var contexts: [ViewUpdatingContext] = []
+        for index in 0..<100 {
+            contexts.append(ViewUpdatingContext(label: "row \(index)", scheduler: scheduler, refreshEvents: []))
+        }
+        XCTAssertEqual(contexts[42].label, "row 42")
+        XCTAssertEqual(ManualScheduler(label: "clock").label, "clock")
+        XCTAssertEqual(NotificationCoalescingContext(label: "badge", scheduler: scheduler).label, "badge")
+        XCTAssertEqual(StateUpdatingContext(label: "form", state: 0, scheduler: scheduler).label, "form")
+        XCTAssertEqual(DiagnosticLabel.givenCount, before + 100)
+        contexts.removeAll()
+        XCTAssertEqual(DiagnosticLabel.givenCount, before, "a given label's entry goes with its context")
+    }
+
+    // MARK: The update loop
+
+    func testAnUpdateLoopIsReportedOnceAfterSixtyConsecutiveSelfRequests() throws {
+        let context = ViewUpdatingContext(label: "looping", scheduler: scheduler, refreshEvents: [])
+        var requestLine: UInt = 0
+        var deliveries = 0
+        context.onUpdate { _ in
+            deliveries += 1
+            requestLine = #line + 1
+            context.setNeedsUpdate()  // the mistake: a render that invalidates itself
+        }
+        context.setNeedsUpdate()
+        for _ in 0..<59 { scheduler.turn() }
+        XCTAssertEqual(deliveries, 59)
+        XCTAssertTrue(recorder.reports(label: "looping", kind: .updateLoop).isEmpty, "59 cycles are not yet a loop")
+        scheduler.turn()
+        let reports = recorder.reports(label: "looping", kind: .updateLoop)
+        XCTAssertEqual(reports.count, 1)
+        XCTAssertEqual(reports.first?.callSite?.file, "UpdateContextTests/DiagnosticsTests.swift")
+        XCTAssertEqual(reports.first?.callSite?.line, requestLine, "it names the re-requesting call site")
+        XCTAssertEqual(reports.first?.callSite?.thread, "main")
+        XCTAssertTrue(reports.first?.description.contains("looping") == true)
+        for _ in 0..<200 { scheduler.turn() }
+        XCTAssertEqual(recorder.reports(label: "looping", kind: .updateLoop).count, 1, "reported once per context")
+        XCTAssertEqual(deliveries, 260, "the report changes nothing about delivery")
+    }
+
+    func testAContextAskedFromOutsideEveryCycleIsNoLoop() {
+        let context = ViewUpdatingContext(label: "busy", scheduler: scheduler, refreshEvents: [])
+        var deliveries = 0
+        context.onUpdate { _ in deliveries += 1 }
+        for cycle in 0..<500 {
+            context.setNeedsUpdate(animated: cycle % 3 == 0)
+            if cycle % 7 == 0 { onAnotherThread { context.setNeedsUpdate() } }
+            scheduler.turn()
+        }
+        XCTAssertEqual(deliveries, 500)
+        XCTAssertTrue(recorder.reports(label: "busy").isEmpty, "\(recorder.reports(label: "busy"))")
+    }
+
+    func testAnInterruptedLoopStartsCountingAgain() {
+        let context = ViewUpdatingContext(label: "interrupted", scheduler: scheduler, refreshEvents: [])
+        var cycle = 0
+        context.onUpdate { _ in
+            cycle += 1
+            if cycle % 50 != 0 { context.setNeedsUpdate() }  // every 50th cycle does not re-request
+        }
+        for _ in 0..<400 {
+            if !context.isUpdatePending { context.setNeedsUpdate() }
+            scheduler.turn()
+        }
+        XCTAssertEqual(cycle, 400)
+        XCTAssertTrue(recorder.reports(label: "interrupted", kind: .updateLoop).isEmpty)
+    }
+
+    func testPerFrameWorkOnAFramePacedSchedulerIsNoLoop() {
+        let recorder = recorder!
+        MainActor.assumeIsolated {
+            let paced = FramePacedScheduler(framesPerSecond: 60)
+            let context = ViewUpdatingContext(label: "per-frame", scheduler: paced, refreshEvents: [])
+            var frames = 0
+            context.onUpdate { _ in
+                frames += 1
+                context.setNeedsUpdate()  // how per-frame work is driven
+            }
+            context.setNeedsUpdate()
+            for _ in 0..<120 { paced.runTurn() }
+            XCTAssertEqual(frames, 120)
+            XCTAssertTrue(recorder.reports(label: "per-frame", kind: .updateLoop).isEmpty)
+            context.removeUpdaters()
+        }
+    }
+
+    // MARK: Slow updaters
+
+    func testAnUpdaterSlowerThanAFrameIsReportedOnce() {
+        let context = ViewUpdatingContext(label: "slow", scheduler: scheduler, refreshEvents: [])
+        var calls = 0
+        context.onUpdate { _ in calls += 1 }
+        context.onUpdate { _ in advanceDiagnosticsClock(milliseconds: 40) }  // the second one is slow
+        for _ in 0..<3 {
+            context.setNeedsUpdate()
+            scheduler.turn()
+        }
+        let reports = recorder.reports(label: "slow", kind: .slowUpdater)
+        XCTAssertEqual(reports.count, 1, "once per context")
+        XCTAssertTrue(reports.first?.message.contains("updater #2") == true, reports.first?.message ?? "")
+        XCTAssertGreaterThanOrEqual(reports.first?.duration ?? 0, 0.040)
+        XCTAssertEqual(calls, 3)
+    }
+
+    func testFastUpdatersAreNotReported() {
+        let context = ViewUpdatingContext(label: "fast", scheduler: scheduler, refreshEvents: [])
+        context.onUpdate { _ in advanceDiagnosticsClock(milliseconds: 9) }
+        context.onUpdate { _ in advanceDiagnosticsClock(milliseconds: 9) }  // 18 ms in all, 9 each
+        context.setNeedsUpdate()
+        scheduler.turn()
+        XCTAssertTrue(recorder.reports(label: "fast", kind: .slowUpdater).isEmpty)
+    }
+
+    // MARK: Recording
+
+    func testRecordingReportsEachDeliveryWithItsFirstRequestAndCount() {
+        let context = ViewUpdatingContext(label: "recorded", scheduler: scheduler, refreshEvents: [])
+        context.onUpdate { _ in advanceDiagnosticsClock(milliseconds: 2) }
+        context.setNeedsUpdate()
+        scheduler.turn()
+        XCTAssertTrue(recorder.reports(label: "recorded", kind: .delivery).isEmpty, "off by default")
+
+        UpdateDiagnostics.isRecording = true
+        let firstLine = #line + 1
+        context.setNeedsUpdate()
+        context.setNeedsUpdate()
+        context.setNeedsUpdate(animated: true)
+        onAnotherThread { context.setNeedsUpdate() }
+        scheduler.turn()
+        var reports = recorder.reports(label: "recorded", kind: .delivery)
+        XCTAssertEqual(reports.count, 1)
+        XCTAssertEqual(reports.first?.absorbedRequests, 4, "three on the main thread, one from another")
+        XCTAssertEqual(reports.first?.callSite?.line, UInt(firstLine))
+        XCTAssertEqual(reports.first?.callSite?.file, "UpdateContextTests/DiagnosticsTests.swift")
+        XCTAssertEqual(reports.first?.callSite?.thread, "main")
+        XCTAssertEqual(reports.first?.animated, true)
+        XCTAssertNil(reports.first?.transaction)
+        XCTAssertGreaterThanOrEqual(reports.first?.duration ?? 0, 0.002)
+
+        // The first request from another thread names that thread.
+        let otherLine = #line + 1
+        onAnotherThread { context.setNeedsUpdate() }
+        context.setNeedsUpdate()
+        scheduler.turn()
+        reports = recorder.reports(label: "recorded", kind: .delivery)
+        XCTAssertEqual(reports.count, 2)
+        XCTAssertEqual(reports.last?.callSite?.line, UInt(otherLine))
+        XCTAssertNotEqual(reports.last?.callSite?.thread, "main")
+        XCTAssertEqual(reports.last?.absorbedRequests, 2)
+        XCTAssertEqual(reports.last?.animated, false)
+
+        // A transaction is named; update() is a request too.
+        context.setNeedsUpdate(transaction: UpdateTransaction(animation: .easeInOut(duration: 0.2)))
+        scheduler.turn()
+        context.update()
+        reports = recorder.reports(label: "recorded", kind: .delivery)
+        XCTAssertEqual(reports.count, 4)
+        XCTAssertNotNil(reports[2].transaction)
+        XCTAssertEqual(reports[3].absorbedRequests, 1)
+
+        UpdateDiagnostics.isRecording = false
+        context.setNeedsUpdate()
+        scheduler.turn()
+        XCTAssertEqual(recorder.reports(label: "recorded", kind: .delivery).count, 4)
+    }
+
+    // MARK: debugDescription
+
+    func testDescriptionOfASuspendedContext() {
+        let context = ViewUpdatingContext(label: "hidden", scheduler: scheduler, refreshEvents: [])
+        context.onUpdate { _ in }
+        XCTAssertTrue(context.debugDescription.contains("no update pending"), context.debugDescription)
+        XCTAssertTrue(context.debugDescription.contains("it has never turned"), context.debugDescription)
+        context.suspend()
+        context.suspend()
+        context.setNeedsUpdate(animated: true)
+        let text = context.debugDescription
+        XCTAssertTrue(text.contains("\"hidden\""), text)
+        XCTAssertTrue(text.contains("update pending (animated"), text)
+        XCTAssertTrue(text.contains("suspended (2 suspend() calls without resume()"), text)
+        XCTAssertTrue(text.contains("1 updater"), text)
+        XCTAssertTrue(text.contains("no delivery yet"), text)
+        context.resume()
+        context.resume()
+        XCTAssertTrue(context.debugDescription.contains("1 delivery so far"), context.debugDescription)
+        XCTAssertFalse(context.debugDescription.contains("suspended"), context.debugDescription)
+    }
+
+    func testDescriptionOfAContextParkedForAMode() {
+        let context = ViewUpdatingContext(label: "parked", scheduler: scheduler, refreshEvents: [])
+        context.onUpdate { _ in }
+        context.setNeedsUpdate()
+        scheduler.turn(mode: RunLoop.Mode("tracking"))  // a private mode: view updates wait
+        let text = context.debugDescription
+        XCTAssertTrue(text.contains("parked: its work waits for a pass in a common run-loop mode"), text)
+        XCTAssertTrue(scheduler.debugDescription.contains("parked until a turn in"), scheduler.debugDescription)
+        XCTAssertTrue(scheduler.debugDescription.contains("parked"), scheduler.debugDescription)
+        scheduler.turn()
+        XCTAssertFalse(context.debugDescription.contains("parked:"), context.debugDescription)
+    }
+
+    func testDescriptionOfAReleasedContextThroughItsToken() {
+        var context: ViewUpdatingContext? = ViewUpdatingContext(label: "gone", scheduler: scheduler)
+        let token = context!.onUpdate { _ in }
+        XCTAssertTrue(token.debugDescription.contains("\"gone\""), token.debugDescription)
+        context = nil
+        XCTAssertTrue(token.debugDescription.contains("its context \"gone\" was released"), token.debugDescription)
+        XCTAssertFalse(token.isActive)
+    }
+
+    func testSchedulerDescriptionListsWhoWaits() {
+        let context = ViewUpdatingContext(label: "waiting here", scheduler: scheduler, refreshEvents: [])
+        let other = ViewUpdatingContext(label: "waiting elsewhere", scheduler: scheduler, refreshEvents: [])
+        XCTAssertTrue(scheduler.debugDescription.contains("no turn asked for"), scheduler.debugDescription)
+        context.setNeedsUpdate()
+        onAnotherThread { other.setNeedsUpdate() }
+        let text = scheduler.debugDescription
+        XCTAssertTrue(text.contains("a turn is asked for"), text)
+        XCTAssertTrue(text.contains("waiting: waiting here"), text)
+        XCTAssertTrue(text.contains("waiting: waiting elsewhere"), text)
+        XCTAssertTrue(text.contains("it has not turned yet"), text)
+        scheduler.turn()
+        XCTAssertTrue(scheduler.debugDescription.contains("1 turns, the last"), scheduler.debugDescription)
+        XCTAssertFalse(scheduler.debugDescription.contains("waiting:"), scheduler.debugDescription)
+    }
+
+    func testDescriptionFromAnotherThreadSaysWhatItCan() {
+        let context = ViewUpdatingContext(label: "seen from afar", scheduler: scheduler, refreshEvents: [])
+        context.suspend()
+        context.setNeedsUpdate()
+        let text = NotificationCoalescing.Locked("")
+        onAnotherThread { text.withLock { $0 = context.debugDescription } }
+        let described = text.withLock { $0 }
+        XCTAssertTrue(described.contains("update pending"), described)
+        XCTAssertTrue(described.contains("suspended"), described)
+        context.resume()
+    }
+}
