@@ -9,7 +9,8 @@ extension ViewUpdatingContext: CustomDebugStringConvertible {
     /// whether and when that scheduler last turned; how many updaters it has; how many deliveries it made.
     ///
     /// ```swift
-    /// print(context.debugDescription)   // or `po context` in the debugger
+    /// let context = ViewUpdatingContext(label: "profile header")
+    /// print(context.debugDescription)  // or `po context` in the debugger
     /// ```
     ///
     /// Complete on the main thread. From another thread it says only what other threads can read

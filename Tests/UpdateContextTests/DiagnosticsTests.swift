@@ -134,6 +134,59 @@ final class DiagnosticsTests: XCTestCase {
         }
     }
 
+    /// A seeded search against a model: whatever mix of self-requests, outside requests, `update()`s and
+    /// quiet cycles, the loop is reported exactly when a run of 60 consecutive self-requesting deliveries
+    /// first completes, and never otherwise.
+    func testTheLoopReportMatchesAModelOfConsecutiveSelfRequests() {
+        var seedsWithALoop = 0
+        for seed in 1...40 {
+            var random = SplitMix64(seed: UInt64(seed))
+            let label = "random loop \(seed)"
+            let context = ViewUpdatingContext(label: label, scheduler: scheduler, refreshEvents: [])
+            var selfRequestProbability = Double.random(in: 0.90...1.0, using: &random)
+            var requestAgain = false
+            context.onUpdate { _ in
+                if requestAgain { context.setNeedsUpdate() }
+            }
+            var run = 0  // the model: consecutive deliveries that re-requested
+            var expectedAt: Int?
+            for cycle in 0..<400 {
+                if cycle % 100 == 0 { selfRequestProbability = Double.random(in: 0.90...1.0, using: &random) }
+                requestAgain = Double.random(in: 0..<1, using: &random) < selfRequestProbability
+                if Bool.random(using: &random) { context.setNeedsUpdate(animated: Bool.random(using: &random)) }
+                let forced = Int.random(in: 0..<20, using: &random) == 0
+                if forced {
+                    context.update()
+                } else if context.isUpdatePending {
+                    scheduler.turn()
+                } else {
+                    continue  // a quiet cycle: no delivery, the run goes on
+                }
+                run = requestAgain ? run + 1 : 0
+                if run == 60 && expectedAt == nil { expectedAt = cycle }
+                let reported = recorder.reports(label: label, kind: .updateLoop).count
+                XCTAssertEqual(
+                    reported, expectedAt == nil ? 0 : 1, "seed \(seed), cycle \(cycle), run \(run)")
+                if reported != (expectedAt == nil ? 0 : 1) { return }
+            }
+            if expectedAt != nil { seedsWithALoop += 1 }
+            context.removeUpdaters()
+            scheduler.turn()
+        }
+        // The search covers both sides: seeds that loop and seeds whose runs break before 60.
+        XCTAssertGreaterThan(seedsWithALoop, 5)
+        XCTAssertLessThan(seedsWithALoop, 35)
+    }
+
+    func testAMillionRequestsAreCountedExactly() {
+        UpdateDiagnostics.isRecording = true
+        let context = ViewUpdatingContext(label: "million", scheduler: scheduler, refreshEvents: [])
+        context.onUpdate { _ in }
+        for _ in 0..<1_000_000 { context.setNeedsUpdate() }
+        scheduler.turn()
+        XCTAssertEqual(recorder.reports(label: "million", kind: .delivery).first?.absorbedRequests, 1_000_000)
+    }
+
     // MARK: Slow updaters
 
     func testAnUpdaterSlowerThanAFrameIsReportedOnce() {
