@@ -65,6 +65,11 @@ _Thread_local cvu_transaction_cache_t cvu_transaction_cache = {0};
 uint64_t cvu_transaction_epoch = 1;
 
 uint8_t cvu_diagnostics_recording = 0;
+#if defined(__APPLE__)
+_Thread_local cvu_diagnostics_stamp_t cvu_diagnostics_stamp = {0, 0, false, false};
+#else
+_Thread_local cvu_diagnostics_stamp_t cvu_diagnostics_stamp __attribute__((tls_model("initial-exec"))) = {0, 0, false, false};
+#endif
 int64_t cvu_clock_test_offset = 0;
 
 #include <time.h>

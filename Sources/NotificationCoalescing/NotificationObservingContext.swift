@@ -20,16 +20,42 @@ import Foundation
 public final class NotificationObservingContext: Sendable {
     private let registry: ObserverRegistry
 
+    /// What diagnostics call it (see ``label``).
+    private let diagnosticLabel: DiagnosticLabel
+
     /// The center this context observes.
     public var center: NotificationCenter { registry.center }
 
+    /// What diagnostics call this context: the label given to the initialiser, or where it was created
+    /// (`File.swift:12`). Any thread.
+    public var label: String { diagnosticLabel.string }
+
+    /// Creates a context observing `center`: the seed's initialiser, kept for references to it by name
+    /// (`NotificationObservingContext.init(center:)`). A call such as
+    /// `NotificationObservingContext(center: center)` uses ``init(label:center:file:line:)``, whose default
+    /// label is the call site; this one's is "NotificationObservingContext".
+    @_disfavoredOverload
+    public convenience init(center: NotificationCenter = .default) {
+        self.init(label: "NotificationObservingContext", center: center)
+    }
+
     /// Creates a context observing `center`.
-    public init(center: NotificationCenter = .default) {
+    ///
+    /// - Parameters:
+    ///   - label: What diagnostics call it (``label``); by default the creation site, `#fileID:#line`.
+    ///   - center: The center to observe.
+    ///   - file: The creation site's file (`#fileID`): the default label.
+    ///   - line: The creation site's line: the default label.
+    public init(
+        label: String? = nil, center: NotificationCenter = .default, file: StaticString = #fileID, line: UInt = #line
+    ) {
+        diagnosticLabel = DiagnosticLabel(label, file: file, line: line)
         registry = ObserverRegistry(center: center)
     }
 
     deinit {
         registry.removeAll()
+        diagnosticLabel.release()
     }
 
     /// Observes notifications named `name`, optionally only those sent by `object` (by identity).
@@ -72,4 +98,12 @@ public final class NotificationObservingContext: Sendable {
 
     /// How many observations are active.
     public var observerCount: Int { registry.count }
+}
+
+extension NotificationObservingContext: CustomDebugStringConvertible {
+    /// The label, the center's type and how many observers are registered. Any thread.
+    public var debugDescription: String {
+        "NotificationObservingContext \"\(label)\": \(observerCount) observer\(observerCount == 1 ? "" : "s") on "
+            + "\(center === NotificationCenter.default ? "the default center" : "its own center")"
+    }
 }

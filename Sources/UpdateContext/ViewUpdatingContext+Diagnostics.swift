@@ -65,7 +65,13 @@ extension UpdateStorage {
         lines.append("\(updaterCount) updater\(updaterCount == 1 ? "" : "s")")
         if onMain {
             let count = machinePointer.pointee.deliverySerial
-            lines.append(count == 0 ? "no delivery yet" : "\(count) deliver\(count == 1 ? "y" : "ies") so far")
+            var line = count == 0 ? "no delivery yet" : "\(count) deliver\(count == 1 ? "y" : "ies") so far"
+            let lastTurn = machinePointer.pointee.lastTurn
+            if lastTurn != 0 {
+                let ago = withScheduler { $0.turnCount } &- lastTurn
+                line += ago == 0 ? "; it ran in the scheduler's last turn" : "; it last ran \(ago) turns ago"
+            }
+            lines.append(line)
         }
         return lines.joined(separator: "\n  ")
     }

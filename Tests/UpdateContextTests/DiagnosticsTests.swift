@@ -41,6 +41,11 @@ final class DiagnosticsTests: XCTestCase {
         // Two contexts from one line share the site's entry, and say the same.
         let twins = (0..<2).map { _ in ViewUpdatingContext(scheduler: scheduler, refreshEvents: []) }
         XCTAssertEqual(twins[0].label, twins[1].label)
+        let observingLine = #line + 1
+        let observing = NotificationObservingContext(center: NotificationCenter())
+        XCTAssertEqual(observing.label, "UpdateContextTests/DiagnosticsTests.swift:\(observingLine)")
+        XCTAssertTrue(observing.debugDescription.contains("0 observers on its own center"), observing.debugDescription)
+        XCTAssertEqual(NotificationObservingContext(label: "observer").label, "observer")
         XCTAssertEqual(CoalescingScheduler.mainRunLoop.label, "main run loop")
         XCTAssertEqual(CoalescingScheduler.dispatchMain.label, "dispatch main")
         XCTAssertEqual(CoalescingScheduler.framePaced.label, "frame-paced (main display)")
@@ -286,6 +291,16 @@ final class DiagnosticsTests: XCTestCase {
         context.resume()
         context.resume()
         XCTAssertTrue(context.debugDescription.contains("1 delivery so far"), context.debugDescription)
+        context.setNeedsUpdate()
+        scheduler.turn()
+        XCTAssertTrue(
+            context.debugDescription.contains("it ran in the scheduler's last turn"), context.debugDescription)
+        let other = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+        for _ in 0..<3 {
+            other.setNeedsUpdate()
+            scheduler.turn()
+        }
+        XCTAssertTrue(context.debugDescription.contains("it last ran 3 turns ago"), context.debugDescription)
         XCTAssertFalse(context.debugDescription.contains("suspended"), context.debugDescription)
     }
 

@@ -246,6 +246,29 @@ static inline void cvu_diagnostics_set_recording(bool value) {
 /// `cvu_clock_test_offset`: what the diagnostics time (updaters slower than a frame, a second of silence).
 uint64_t cvu_coarse_now_ns(void);
 
+/// How this thread times deliveries for the slow-updater report, one per thread (each scheduler's turns run
+/// on its own thread). A turn is timed as a whole (two clock reads); a turn slower than a frame makes the
+/// next `timedTurns` turns time each delivery and updater, so that a slow updater is named when it is slow
+/// again — without a clock read per delivery otherwise. `stamp` is the last reading a timed delivery may
+/// start from, `valid` until other code may have run (a notification's observers, a transaction's
+/// completions, a report's handler, the turn's end).
+typedef struct {
+    uint64_t stamp;
+    uint32_t timedTurns;
+    bool valid;
+    bool inTurn;  // a turn is under way on this thread
+} cvu_diagnostics_stamp_t;
+
+#if defined(__APPLE__)
+extern _Thread_local cvu_diagnostics_stamp_t cvu_diagnostics_stamp;
+#else
+extern _Thread_local cvu_diagnostics_stamp_t cvu_diagnostics_stamp __attribute__((tls_model("initial-exec")));
+#endif
+
+static inline cvu_diagnostics_stamp_t *cvu_diagnostics_stamp_get(void) {
+    return &cvu_diagnostics_stamp;
+}
+
 /// Added to every `cvu_coarse_now_ns()`: tests move the clock forward instead of sleeping.
 extern int64_t cvu_clock_test_offset;
 

@@ -17,51 +17,83 @@ package enum Signposts {
         case delivery
     }
 
-    /// Runs `body` inside an interval named `name`; `label` and `count` are asked only while a tool records.
-    @inlinable
-    package static func interval<Result>(
-        _ name: Name, label: @autoclosure () -> String, count: @autoclosure () -> Int, _ body: () -> Result
-    ) -> Result {
+    /// Begins an interval named `name`; `label` and `count` are asked only while a tool records. `nil`
+    /// when none does (and always off Apple platforms): ``end(_:)`` then does nothing.
+    ///
+    /// A pair of calls rather than a closure around the work: the delivery loop stays free of a closure
+    /// context (which cost the fan-out a copy of the loop's state per delivery).
+    @inlinable @inline(__always)
+    package static func begin(
+        _ name: Name, label: @autoclosure () -> String, count: @autoclosure () -> Int
+    ) -> SignpostInterval? {
         #if canImport(os)
-        if isRecording { return recordedInterval(name, label: label(), count: count(), body) }
+        if isRecording { return SignpostInterval(name, label: label(), count: count()) }
         #endif
-        return body()
+        return nil
+    }
+
+    /// Ends what ``begin(_:label:count:)`` began.
+    @inlinable @inline(__always)
+    package static func end(_ interval: SignpostInterval?) {
+        #if canImport(os)
+        interval?.end()
+        #endif
     }
 
     #if canImport(os)
     /// Whether a tool records the Points of Interest signposts now.
     @usableFromInline
     static var isRecording: Bool { AppleLog.pointsOfInterest.signpostsEnabled }
+    #endif
+}
+
+/// One signpost interval under way (Apple platforms; an empty value elsewhere, never made).
+package struct SignpostInterval {
+    #if canImport(os)
+    let name: Signposts.Name
+    let id: OSSignpostID
+    /// The `OSSignpostIntervalState` of `OSSignposter` (iOS 15 / macOS 12), or `nil` for `os_signpost`.
+    let state: Any?
 
     @usableFromInline
-    static func recordedInterval<Result>(_ name: Name, label: String, count: Int, _ body: () -> Result) -> Result {
+    init(_ name: Signposts.Name, label: String, count: Int) {
+        self.name = name
         if #available(iOS 15, macOS 12, tvOS 15, watchOS 8, visionOS 1, *) {
             let signposter = AppleLog.Signposter.shared
-            let id = signposter.makeSignpostID()
+            id = signposter.makeSignpostID()
             switch name {
             case .turn:
-                let state = signposter.beginInterval("turn", id: id, "\(label, privacy: .public): \(count) called")
-                defer { signposter.endInterval("turn", state) }
-                return body()
+                state = signposter.beginInterval("turn", id: id, "\(label, privacy: .public): \(count) called")
             case .delivery:
-                let state = signposter.beginInterval(
-                    "delivery", id: id, "\(label, privacy: .public): \(count) absorbed")
-                defer { signposter.endInterval("delivery", state) }
-                return body()
+                state = signposter.beginInterval("delivery", id: id, "\(label, privacy: .public): \(count) absorbed")
             }
+            return
         }
         let log = AppleLog.pointsOfInterest
-        let id = OSSignpostID(log: log)
+        id = OSSignpostID(log: log)
+        state = nil
         let text = "\(label): \(count) \(name == .turn ? "called" : "absorbed")" as NSString
         switch name {
-        case .turn:
-            os_signpost(.begin, log: log, name: "turn", signpostID: id, "%{public}@", text)
-            defer { os_signpost(.end, log: log, name: "turn", signpostID: id) }
-            return body()
-        case .delivery:
-            os_signpost(.begin, log: log, name: "delivery", signpostID: id, "%{public}@", text)
-            defer { os_signpost(.end, log: log, name: "delivery", signpostID: id) }
-            return body()
+        case .turn: os_signpost(.begin, log: log, name: "turn", signpostID: id, "%{public}@", text)
+        case .delivery: os_signpost(.begin, log: log, name: "delivery", signpostID: id, "%{public}@", text)
+        }
+    }
+
+    @usableFromInline
+    func end() {
+        if #available(iOS 15, macOS 12, tvOS 15, watchOS 8, visionOS 1, *),
+            let state = state as? OSSignpostIntervalState
+        {
+            switch name {
+            case .turn: AppleLog.Signposter.shared.endInterval("turn", state)
+            case .delivery: AppleLog.Signposter.shared.endInterval("delivery", state)
+            }
+            return
+        }
+        let log = AppleLog.pointsOfInterest
+        switch name {
+        case .turn: os_signpost(.end, log: log, name: "turn", signpostID: id)
+        case .delivery: os_signpost(.end, log: log, name: "delivery", signpostID: id)
         }
     }
     #endif

@@ -35,19 +35,30 @@ public enum UpdateDiagnostics {
     /// `NotificationCoalescing`, category `UpdateDiagnostics`; `os_log` before iOS 14 / macOS 11), and
     /// standard error elsewhere. Any thread; see ``UpdateDiagnostics`` for when it is called.
     public static var handler: @Sendable (Report) -> Void {
-        get { handlerLock.withLock { $0 } }
-        set { handlerLock.withLock { $0 = newValue } }
+        get { current.withLock { $0 }.handler }
+        set {
+            let box = HandlerBox(newValue)
+            current.withLock { $0 = box }
+        }
     }
 
     /// The handler ``handler`` starts with: the unified log on Apple platforms, standard error elsewhere.
     public static let defaultHandler: @Sendable (Report) -> Void = { report in DefaultLog.write(report) }
 
-    private static let handlerLock = Locked<@Sendable (Report) -> Void>(defaultHandler)
+    /// The handler, boxed: a closure stored in a generic container is re-abstracted on every read and
+    /// write, and a handler read and set back (as a test's restoring its predecessor does) would grow a
+    /// thunk around itself each time.
+    private final class HandlerBox: Sendable {
+        let handler: @Sendable (Report) -> Void
+        init(_ handler: @escaping @Sendable (Report) -> Void) { self.handler = handler }
+    }
+
+    private static let current = Locked(HandlerBox(defaultHandler))
 
     /// Hands `report` to the handler, outside every lock of the package (the caller holds none).
     package static func emit(_ report: Report) {
-        let handler = handlerLock.withLock { $0 }
-        handler(report)
+        let box = current.withLock { $0 }
+        box.handler(report)
     }
 }
 

@@ -1,3 +1,4 @@
+import CCoalescingSupport
 import Foundation
 
 /// The storage of a ``NotificationCoalescingContext``: its held notifications and its place in the
@@ -93,6 +94,8 @@ final class CoalescingCore: TurnClient, Sendable {
     }
 
     func performTurn(_ turn: SchedulerTurn) -> [RunLoop.Mode]? {
+        // Observers run here: a delivery after this one must not be timed from before them.
+        cvu_diagnostics_stamp_get()!.pointee.valid = false
         let (batch, remaining) = state.withLock { state -> ([PendingNotification], [RunLoop.Mode]?) in
             let batch = state.queue.take { turn.admits($0.modes) }
             state.isQueued = !state.queue.isEmpty

@@ -3,12 +3,38 @@ import Foundation
 
 // What a scheduler tells diagnostics: when it last turned, whether it stalls, and who waits on it.
 extension CoalescingScheduler: WatchdogSubject, CustomDebugStringConvertible {
-    /// A turn that calls clients began (scheduler's thread).
+    /// A turn that calls clients began (scheduler's thread). Returns the clock's reading and whether a turn
+    /// was already under way on this thread, for ``noteTurnEnded(began:)``.
     @inline(__always)
-    final func noteTurn() {
-        cvu_word_store_relaxed(turnWord + Word.lastTurn, cvu_coarse_now_ns())
+    final func noteTurn() -> (began: UInt64, nested: Bool) {
+        let now = cvu_coarse_now_ns()
+        let stamp = cvu_diagnostics_stamp_get()!
+        let nested = stamp.pointee.inTurn
+        stamp.pointee.stamp = now
+        stamp.pointee.valid = true
+        stamp.pointee.inTurn = true
+        if stamp.pointee.timedTurns > 0 { stamp.pointee.timedTurns -= 1 }
+        cvu_word_store_relaxed(turnWord + Word.lastTurn, now)
         cvu_word_store_relaxed(turnWord + Word.turns, cvu_word_load_relaxed(turnWord + Word.turns) &+ 1)
+        return (now, nested)
     }
+
+    /// The turn that began at `began` has ended: what runs next is not timed from it, and a turn slower
+    /// than a frame has the next turns time each delivery (see `cvu_diagnostics_stamp_t`).
+    @inline(__always)
+    final func noteTurnEnded(began: (began: UInt64, nested: Bool)) {
+        let stamp = cvu_diagnostics_stamp_get()!
+        stamp.pointee.valid = false
+        stamp.pointee.inTurn = began.nested
+        if cvu_coarse_now_ns() &- began.began > Self.slowTurnNanoseconds {
+            stamp.pointee.timedTurns = Self.timedTurnsAfterASlowOne
+        }
+    }
+
+    /// A frame.
+    static let slowTurnNanoseconds: UInt64 = 16_000_000
+    /// How many turns time each delivery after a turn slower than a frame.
+    static let timedTurnsAfterASlowOne: UInt32 = 120
 
     /// A batch asked for a turn: from now on the watchdog checks that one begins (once per idle-to-busy
     /// change: the flag keeps a busy scheduler to one registration).
@@ -60,6 +86,9 @@ extension CoalescingScheduler: WatchdogSubject, CustomDebugStringConvertible {
         if isCurrent { labels += ownerWaiting.map { $0.client.diagnosticLabel } }
         return labels.compactMap { $0?.string }.prefix(limit).map { $0 }
     }
+
+    /// How many turns that called clients have run (the serial a client's last turn is compared with).
+    package final var turnCount: UInt64 { cvu_word_load_relaxed(turnWord + Word.turns) }
 
     /// Seconds since the last turn that called clients began, or `nil` if none has.
     package final var secondsSinceLastTurn: Double? {

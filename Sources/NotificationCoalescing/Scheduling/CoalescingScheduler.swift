@@ -277,26 +277,27 @@ open class CoalescingScheduler: @unchecked Sendable {
         }
         turnDepth += 1
         turnSerial &+= 1
-        noteTurn()
+        let began = noteTurn()
         let turn = SchedulerTurn(mode: mode, isCommonMode: isCommonMode, serial: turnSerial)
         var stillParked: [Parked] = []
-        Signposts.interval(.turn, label: label, count: count) {
-            for pending in owned {
-                if let modes = pending.performTurn(turn) {
-                    stillParked.append(Parked(client: pending.client, modes: modes))
-                }
-                pending.release()  // the list's retain, given back once its turn is done
+        let interval = Signposts.begin(.turn, label: label, count: count)
+        for pending in owned {
+            if let modes = pending.performTurn(turn) {
+                stillParked.append(Parked(client: pending.client, modes: modes))
             }
-            for entry in parked {
-                if let modes = entry.client.performTurn(turn) {
-                    stillParked.append(Parked(client: entry.client, modes: modes))
-                }
-            }
-            for client in others {
-                if let modes = client.performTurn(turn) { stillParked.append(Parked(client: client, modes: modes)) }
+            pending.release()  // the list's retain, given back once its turn is done
+        }
+        for entry in parked {
+            if let modes = entry.client.performTurn(turn) {
+                stillParked.append(Parked(client: entry.client, modes: modes))
             }
         }
+        for client in others {
+            if let modes = client.performTurn(turn) { stillParked.append(Parked(client: client, modes: modes)) }
+        }
+        Signposts.end(interval)
         turnDepth -= 1
+        noteTurnEnded(began: began)
         if !stillParked.isEmpty {
             queue.withLock { $0.parked.insert(contentsOf: stillParked, at: 0) }
         }

@@ -137,9 +137,16 @@ extension UpdateStorage: WatchdogSubject {
             UpdateDiagnostics.Report(
                 kind: .delivery, label: label.string,
                 message: "\(kind) delivery #\(deliverySerial), \(flag), absorbed \(absorbed) request"
-                    + (absorbed == 1 ? "" : "s") + String(format: ", updaters took %.3f ms", Double(nanoseconds) / 1e6),
+                    + (absorbed == 1 ? "" : "s") + ", updaters took \(Self.milliseconds(nanoseconds)) ms",
                 callSite: site, absorbedRequests: Int(absorbed), animated: delivery.animated,
                 transaction: transaction.map { "\($0)" }, duration: Double(nanoseconds) / 1e9))
+    }
+
+    /// `nanoseconds` as milliseconds with three decimals, without `String(format:)` (slow on Linux).
+    static func milliseconds(_ nanoseconds: UInt64) -> String {
+        let microseconds = nanoseconds / 1_000
+        let fraction = String(microseconds % 1_000)
+        return "\(microseconds / 1_000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
     }
 
     // MARK: Suspension and release
