@@ -173,10 +173,10 @@ public final class ViewUpdatingContext: Sendable {
 
     /// Asks for one update at the end of this cycle; any number of requests produce one delivery.
     ///
-    /// - Parameter animated: `nil` leaves the flag to other requests (or ``animatesByDefault``). `false` makes the
-    ///   delivery non-animated. `true` makes it animated, but first delivers at once, not animated, if a
-    ///   `false` is pending, so that changes requested as non-animated never animate.
-    ///
+    /// - Parameters:
+    ///   - animated: `nil` leaves the flag to other requests (or ``animatesByDefault``). `false` makes the
+    ///     delivery non-animated. `true` makes it animated, but first delivers at once, not animated, if a
+    ///     `false` is pending, so that changes requested as non-animated never animate.
     ///   - file: The caller's file (`#fileID`): what diagnostics name as the request's call site.
     ///   - line: The caller's line.
     ///

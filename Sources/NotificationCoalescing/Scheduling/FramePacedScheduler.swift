@@ -16,7 +16,7 @@ import Foundation
 ///
 /// - The clock is a display link where the system has one: `CADisplayLink` on iOS, tvOS and visionOS, the
 ///   main screen's on macOS 14 and later. ``main`` (`.framePaced`) ticks at the display's own rate;
-///   ``init(framesPerSecond:)`` caps the display link at that rate (`preferredFrameRateRange` from
+///   ``init(label:framesPerSecond:file:line:)`` caps the display link at that rate (`preferredFrameRateRange` from
 ///   iOS/tvOS 15 and on macOS 14, `preferredFramesPerSecond` below). On macOS below 14 (or without a
 ///   screen), watchOS and Linux it is a run-loop timer at ``framesPerSecond``.
 /// - A cap is honoured as the display allows: the system picks a rate the display supports, at most the

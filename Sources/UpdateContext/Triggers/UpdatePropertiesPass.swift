@@ -118,7 +118,7 @@ extension ViewUpdatingContext {
     }
 
     /// The old name of ``makeForUpdatePropertiesPass(label:animated:refreshEvents:file:line:)``.
-    @available(*, deprecated, renamed: "makeForUpdatePropertiesPass")
+    @available(*, deprecated, renamed: "makeForUpdatePropertiesPass(animated:refreshEvents:)")
     public static func forUpdatePropertiesPass(
         animated: Bool = false, refreshEvents: [Notification.Name] = ViewUpdatingContext.defaultRefreshEvents
     ) -> ViewUpdatingContext {

@@ -84,7 +84,10 @@ extension ViewUpdating {
     /// Asks for one call of ``updateView(animated:)`` at the end of this cycle: the context's
     /// ``ViewUpdatingContext/setNeedsUpdate(animated:file:line:)``, with the same rules. Any thread.
     ///
-    /// `file` and `line` are the call site that diagnostics name (``UpdateDiagnostics``).
+    /// - Parameters:
+    ///   - animated: The request's flag (see the context's method).
+    ///   - file: The caller's file (`#fileID`): the call site that diagnostics name (`UpdateDiagnostics`).
+    ///   - line: The caller's line.
     public func setNeedsUpdate(animated: Bool? = nil, file: StaticString = #fileID, line: UInt = #line) {
         updateContext.setNeedsUpdate(animated: animated, file: file, line: line)
     }
