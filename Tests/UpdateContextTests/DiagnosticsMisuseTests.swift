@@ -59,13 +59,26 @@ final class DiagnosticsMisuseTests: XCTestCase {
         let context = ViewUpdatingContext(label: "suspended", scheduler: scheduler, refreshEvents: [])
         context.suspend()
         Watchdog.shared.tick()  // suspended, nothing pending: fine
+        XCTAssertFalse(Watchdog.shared.isWatching(context.storage), "suspended with nothing pending: no timer")
         context.setNeedsUpdate()
+        XCTAssertTrue(Watchdog.shared.isWatching(context.storage))
         Watchdog.shared.tick()  // pending: suspicious
         XCTAssertTrue(recorder.reports(label: "suspended").isEmpty, "not a second yet")
         Watchdog.shared.tick()  // a second later, still: reported
         XCTAssertEqual(recorder.reports(label: "suspended", kind: .unbalancedSuspend).count, 1)
         for _ in 0..<3 { Watchdog.shared.tick() }
         XCTAssertEqual(recorder.reports(label: "suspended", kind: .unbalancedSuspend).count, 1, "once")
+        XCTAssertFalse(Watchdog.shared.isWatching(context.storage), "reported: no longer watched")
+        context.resume()
+    }
+
+    func testSuspendingWithAnUpdatePendingIsWatchedToo() {
+        let context = ViewUpdatingContext(label: "suspended late", scheduler: scheduler, refreshEvents: [])
+        context.setNeedsUpdate()
+        context.suspend()
+        Watchdog.shared.tick()
+        Watchdog.shared.tick()
+        XCTAssertEqual(recorder.reports(label: "suspended late", kind: .unbalancedSuspend).count, 1)
         context.resume()
     }
 
@@ -80,6 +93,7 @@ final class DiagnosticsMisuseTests: XCTestCase {
         Watchdog.shared.tick()
         context.suspend()  // suspended again, nothing pending
         for _ in 0..<3 { Watchdog.shared.tick() }
+        XCTAssertFalse(Watchdog.shared.isWatching(context.storage))
         XCTAssertTrue(recorder.reports(label: "balanced").isEmpty, "\(recorder.reports(label: "balanced"))")
         context.resume()
     }

@@ -98,8 +98,10 @@ package final class Watchdog: @unchecked Sendable {
         for subject in toReport { subject.watchdogReport() }
     }
 
-    /// How many subjects are watched (tests).
-    package var subjectCount: Int { state.withLock { $0.entries.count } }
+    /// Whether `subject` is watched (tests).
+    package func isWatching(_ subject: some WatchdogSubject) -> Bool {
+        state.withLock { $0.entries[ObjectIdentifier(subject)]?.subject != nil }
+    }
 
     private func startTimerIfNeeded() {
         let timer = state.withLock { state -> (any DispatchSourceTimer)? in

@@ -151,14 +151,22 @@ extension UpdateStorage: WatchdogSubject {
 
     // MARK: Suspension and release
 
-    /// Publishes whether the context is suspended (main thread), and has the watchdog look at it.
+    /// Publishes whether the context is suspended (main thread); suspended with an update pending, the
+    /// watchdog looks at it.
     func noteSuspension() {
         if machinePointer.pointee.rules.isSuspended {
             _ = cvu_bits_fetch_or(diagnostics, DiagnosticsBits.suspended)
-            Watchdog.shared.watch(self)
+            if machinePointer.pointee.rules.isScheduled || inboxHasRequests { watchWhileSuspended() }
         } else {
             _ = cvu_bits_fetch_and(diagnostics, ~DiagnosticsBits.suspended)
         }
+    }
+
+    /// An update became pending while suspended (or the context was suspended with one pending): the
+    /// watchdog looks at it until it is delivered or reported. Watched only then, so that a context
+    /// suspended with nothing pending (a view off screen) keeps no timer running.
+    func watchWhileSuspended() {
+        if cvu_bits_load(diagnostics) & DiagnosticsBits.suspendReported == 0 { Watchdog.shared.watch(self) }
     }
 
     func watchdogState() -> UInt64? {
@@ -166,7 +174,7 @@ extension UpdateStorage: WatchdogSubject {
         if isCancelled || bits & DiagnosticsBits.suspended == 0 || bits & DiagnosticsBits.suspendReported != 0 {
             return nil
         }
-        return inboxHasRequests || cvu_flag_load_acquire(flags + Self.scheduledFlag) ? 1 : 0
+        return inboxHasRequests || cvu_flag_load_acquire(flags + Self.scheduledFlag) ? 1 : nil
     }
 
     func watchdogReport() {

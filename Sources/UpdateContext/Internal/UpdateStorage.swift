@@ -226,6 +226,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
         let scheduled = machinePointer.pointee.rules.isScheduled
         if cvu_flag_load_relaxed(flags + Self.scheduledFlag) != scheduled {
             cvu_flag_store_release(flags + Self.scheduledFlag, scheduled)
+            if scheduled && machinePointer.pointee.rules.isSuspended { watchWhileSuspended() }
         }
     }
 
