@@ -66,21 +66,21 @@ uint64_t cvu_transaction_epoch = 1;
 
 uint8_t cvu_diagnostics_recording = 0;
 #if defined(__APPLE__)
-_Thread_local cvu_diagnostics_stamp_t cvu_diagnostics_stamp = {0, 0, false, false};
+_Thread_local cvu_diagnostics_stamp_t cvu_diagnostics_stamp = {0};
 #else
-_Thread_local cvu_diagnostics_stamp_t cvu_diagnostics_stamp __attribute__((tls_model("initial-exec"))) = {0, 0, false, false};
+_Thread_local cvu_diagnostics_stamp_t cvu_diagnostics_stamp __attribute__((tls_model("initial-exec"))) = {0};
 #endif
 int64_t cvu_clock_test_offset = 0;
 
 #include <time.h>
 
-uint64_t cvu_coarse_now_ns(void) {
+uint64_t cvu_monotonic_now_ns(void) {
     int64_t offset = __atomic_load_n(&cvu_clock_test_offset, __ATOMIC_RELAXED);
 #if defined(__APPLE__)
-    return clock_gettime_nsec_np(CLOCK_MONOTONIC_RAW_APPROX) + (uint64_t)offset;
+    return clock_gettime_nsec_np(CLOCK_UPTIME_RAW) + (uint64_t)offset;
 #else
     struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+    clock_gettime(CLOCK_MONOTONIC, &now);
     return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec + (uint64_t)offset;
 #endif
 }

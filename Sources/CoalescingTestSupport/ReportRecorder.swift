@@ -31,7 +31,7 @@ package final class ReportRecorder: Sendable {
     }
 }
 
-/// Moves the diagnostics' clock (`cvu_coarse_now_ns`) forward: an updater "takes" that long without a
+/// Moves the diagnostics' clock (`cvu_monotonic_now_ns`) forward: an updater "takes" that long without a
 /// test sleeping.
 package func advanceDiagnosticsClock(milliseconds: Int) {
     cvu_clock_advance(Int64(milliseconds) * 1_000_000)

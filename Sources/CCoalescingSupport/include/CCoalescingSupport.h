@@ -241,22 +241,28 @@ static inline void cvu_diagnostics_set_recording(bool value) {
     __atomic_store_n(&cvu_diagnostics_recording, value ? 1 : 0, __ATOMIC_RELAXED);
 }
 
-/// Nanoseconds of a monotonic clock that is cheap to read (a few nanoseconds, no system call) and coarse
-/// (Linux: CLOCK_MONOTONIC_COARSE, a tick of 1 to 4 ms; Darwin: CLOCK_MONOTONIC_RAW_APPROX), plus
-/// `cvu_clock_test_offset`: what the diagnostics time (updaters slower than a frame, a second of silence).
-uint64_t cvu_coarse_now_ns(void);
+/// Nanoseconds of a monotonic clock (Linux: CLOCK_MONOTONIC through the vDSO, ~30 ns; Darwin:
+/// CLOCK_UPTIME_RAW), plus `cvu_clock_test_offset`: what the diagnostics time (turns and updaters slower than
+/// a frame, when a scheduler last turned). Read per turn, and per updater only in timed deliveries (see
+/// `cvu_diagnostics_stamp_t`), never per request.
+uint64_t cvu_monotonic_now_ns(void);
 
 /// How this thread times deliveries for the slow-updater report, one per thread (each scheduler's turns run
-/// on its own thread). A turn is timed as a whole (two clock reads); a turn slower than a frame makes the
-/// next `timedTurns` turns time each delivery and updater, so that a slow updater is named when it is slow
+/// on its own thread). A turn is timed as a whole (two clock reads). A slow turn that made one untimed
+/// delivery and ran nothing else names that delivery's context (`firstSubject`, retained by the first
+/// untimed delivery of the turn: one retain per turn, not per delivery); any other slow turn makes the next
+/// `timedTurns` turns time each delivery and updater, so that a slow updater is named when it is slow
 /// again — without a clock read per delivery otherwise. `stamp` is the last reading a timed delivery may
 /// start from, `valid` until other code may have run (a notification's observers, a transaction's
 /// completions, a report's handler, the turn's end).
 typedef struct {
     uint64_t stamp;
+    void *firstSubject;         // retained; taken by the turn's end
     uint32_t timedTurns;
+    uint32_t untimedDeliveries;
     bool valid;
-    bool inTurn;  // a turn is under way on this thread
+    bool inTurn;                // a turn is under way on this thread
+    bool othersRan;             // code other than deliveries ran in this turn (a notification's observers)
 } cvu_diagnostics_stamp_t;
 
 #if defined(__APPLE__)
@@ -269,7 +275,7 @@ static inline cvu_diagnostics_stamp_t *cvu_diagnostics_stamp_get(void) {
     return &cvu_diagnostics_stamp;
 }
 
-/// Added to every `cvu_coarse_now_ns()`: tests move the clock forward instead of sleeping.
+/// Added to every `cvu_monotonic_now_ns()`: tests move the clock forward instead of sleeping.
 extern int64_t cvu_clock_test_offset;
 
 static inline void cvu_clock_advance(int64_t nanoseconds) {

@@ -143,8 +143,7 @@ extension UpdateDiagnostics {
         public let animated: Bool?
         /// For a delivery carrying a transaction: the transaction, as its `description` writes it.
         public let transaction: String?
-        /// For a delivery or a slow updater: how long the updaters took, in seconds, as a coarse
-        /// monotonic clock measures it (a tick of up to 4 ms on Linux).
+        /// For a delivery or a slow updater: how long the updaters took, in seconds (a monotonic clock).
         public let duration: TimeInterval?
 
         public init(

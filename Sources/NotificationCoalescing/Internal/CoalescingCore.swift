@@ -95,7 +95,9 @@ final class CoalescingCore: TurnClient, Sendable {
 
     func performTurn(_ turn: SchedulerTurn) -> [RunLoop.Mode]? {
         // Observers run here: a delivery after this one must not be timed from before them.
-        cvu_diagnostics_stamp_get()!.pointee.valid = false
+        let stamp = cvu_diagnostics_stamp_get()!
+        stamp.pointee.valid = false
+        stamp.pointee.othersRan = true
         let (batch, remaining) = state.withLock { state -> ([PendingNotification], [RunLoop.Mode]?) in
             let batch = state.queue.take { turn.admits($0.modes) }
             state.isQueued = !state.queue.isEmpty

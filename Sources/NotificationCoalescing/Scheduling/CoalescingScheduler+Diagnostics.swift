@@ -3,30 +3,42 @@ import Foundation
 
 // What a scheduler tells diagnostics: when it last turned, whether it stalls, and who waits on it.
 extension CoalescingScheduler: WatchdogSubject, CustomDebugStringConvertible {
-    /// A turn that calls clients began (scheduler's thread). Returns the clock's reading and whether a turn
-    /// was already under way on this thread, for ``noteTurnEnded(began:)``.
+    /// A turn that calls clients began (scheduler's thread). Returns what ``noteTurnEnded(_:)`` needs: the
+    /// clock's reading, and the state of a turn already under way on this thread (a nested run loop).
     @inline(__always)
-    final func noteTurn() -> (began: UInt64, nested: Bool) {
-        let now = cvu_coarse_now_ns()
+    final func noteTurn() -> TurnTiming {
+        let now = cvu_monotonic_now_ns()
         let stamp = cvu_diagnostics_stamp_get()!
-        let nested = stamp.pointee.inTurn
+        let outer = TurnTiming(began: now, outer: stamp.pointee)
         stamp.pointee.stamp = now
         stamp.pointee.valid = true
         stamp.pointee.inTurn = true
+        stamp.pointee.othersRan = false
+        stamp.pointee.untimedDeliveries = 0
+        stamp.pointee.firstSubject = nil
         if stamp.pointee.timedTurns > 0 { stamp.pointee.timedTurns -= 1 }
         cvu_word_store_relaxed(turnWord + Word.lastTurn, now)
         cvu_word_store_relaxed(turnWord + Word.turns, cvu_word_load_relaxed(turnWord + Word.turns) &+ 1)
-        return (now, nested)
+        return outer
     }
 
-    /// The turn that began at `began` has ended: what runs next is not timed from it, and a turn slower
-    /// than a frame has the next turns time each delivery (see `cvu_diagnostics_stamp_t`).
+    /// The turn that ``noteTurn()`` began has ended: what runs next is not timed from it; a slow turn names
+    /// its one delivery's context, or has the next turns time each delivery (see `cvu_diagnostics_stamp_t`).
     @inline(__always)
-    final func noteTurnEnded(began: (began: UInt64, nested: Bool)) {
+    final func noteTurnEnded(_ timing: TurnTiming) {
         let stamp = cvu_diagnostics_stamp_get()!
+        let elapsed = cvu_monotonic_now_ns() &- timing.began
+        let single = stamp.pointee.untimedDeliveries == 1 && !stamp.pointee.othersRan
+        let subject = stamp.pointee.firstSubject.map { Unmanaged<AnyObject>.fromOpaque($0).takeRetainedValue() }
+        // Back to the outer turn's state (a nested loop's turn inside one of its deliveries), or to none.
+        let timedTurns = stamp.pointee.timedTurns
+        stamp.pointee = timing.outer
+        stamp.pointee.timedTurns = timedTurns
         stamp.pointee.valid = false
-        stamp.pointee.inTurn = began.nested
-        if cvu_coarse_now_ns() &- began.began > Self.slowTurnNanoseconds {
+        if elapsed > Self.slowTurnNanoseconds {
+            if single, let subject = subject as? SlowTurnSubject, subject.reportSlowTurn(nanoseconds: elapsed) {
+                return
+            }
             stamp.pointee.timedTurns = Self.timedTurnsAfterASlowOne
         }
     }
@@ -94,7 +106,7 @@ extension CoalescingScheduler: WatchdogSubject, CustomDebugStringConvertible {
     package final var secondsSinceLastTurn: Double? {
         let last = cvu_word_load_relaxed(turnWord + Word.lastTurn)
         guard last != 0 else { return nil }
-        return Double(cvu_coarse_now_ns() &- last) / 1e9
+        return Double(cvu_monotonic_now_ns() &- last) / 1e9
     }
 
     /// The scheduler as a person chasing a missing update wants it: its label and type, whether a turn is
@@ -123,4 +135,18 @@ extension CoalescingScheduler: WatchdogSubject, CustomDebugStringConvertible {
         if !lines.isEmpty { text += "\n  " + lines.joined(separator: "\n  ") }
         return text
     }
+}
+
+/// What ``CoalescingScheduler/noteTurn()`` hands to ``CoalescingScheduler/noteTurnEnded(_:)``.
+struct TurnTiming {
+    let began: UInt64
+    /// The thread's timing state before the turn (a turn under way, when this one is nested).
+    let outer: cvu_diagnostics_stamp_t
+}
+
+/// A client that a slow turn can name: the one delivery of a turn slower than a frame.
+package protocol SlowTurnSubject: AnyObject {
+    /// The turn that made this client's only delivery took `nanoseconds`, longer than a frame. Returns
+    /// whether that names the culprit (one updater); `false` has the next turns time each updater.
+    func reportSlowTurn(nanoseconds: UInt64) -> Bool
 }

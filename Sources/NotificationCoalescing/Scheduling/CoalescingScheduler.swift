@@ -85,7 +85,7 @@ open class CoalescingScheduler: @unchecked Sendable {
     enum Word {
         /// The turn mark (see `turnWord`).
         static let mark = 0
-        /// When the last turn that called clients began (`cvu_coarse_now_ns`; 0: never): written on the
+        /// When the last turn that called clients began (`cvu_monotonic_now_ns`; 0: never): written on the
         /// scheduler's thread, read anywhere.
         static let lastTurn = 1
         /// The number of turns that called clients (same threads as `lastTurn`).
@@ -297,7 +297,7 @@ open class CoalescingScheduler: @unchecked Sendable {
         }
         Signposts.end(interval)
         turnDepth -= 1
-        noteTurnEnded(began: began)
+        noteTurnEnded(began)
         if !stillParked.isEmpty {
             queue.withLock { $0.parked.insert(contentsOf: stillParked, at: 0) }
         }

@@ -42,7 +42,7 @@ enum RecordingLedger {
     }
 }
 
-extension UpdateStorage: WatchdogSubject {
+extension UpdateStorage: WatchdogSubject, SlowTurnSubject {
     var diagnosticLabel: DiagnosticLabel? { label }
 
     @inline(__always)
@@ -110,19 +110,23 @@ extension UpdateStorage: WatchdogSubject {
         return absorbed
     }
 
-    /// An updater took `nanoseconds`: reports it once per context when slower than a frame.
+    /// Updater `index` took `nanoseconds`: reports it once per context when slower than a frame.
     func noteSlowUpdater(index: Int, nanoseconds: UInt64) {
         guard cvu_bits_fetch_or(diagnostics, DiagnosticsBits.slowReported) & DiagnosticsBits.slowReported == 0
         else { return }
-        let milliseconds = Double(nanoseconds) / 1e6
+        let who = "updater #\(index + 1) took"
         UpdateDiagnostics.emit(
             UpdateDiagnostics.Report(
                 kind: .slowUpdater, label: label.string,
-                message: String(
-                    format: "updater #%d took %.0f ms, longer than a frame (16 ms): frames are dropped while it "
-                        + "runs. Move the slow work off the main thread, or out of the updater.",
-                    index + 1, milliseconds),
+                message: "\(who) \(Self.milliseconds(nanoseconds)) ms, longer than a frame (16 ms): frames are "
+                    + "dropped while it runs. Move the slow work off the main thread, or out of the updater.",
                 duration: Double(nanoseconds) / 1e9))
+    }
+
+    func reportSlowTurn(nanoseconds: UInt64) -> Bool {
+        guard updaterCount == 1 else { return false }  // which one: the next slow turn times each
+        noteSlowUpdater(index: 0, nanoseconds: nanoseconds)
+        return true
     }
 
     /// While recording: the report of one delivery.

@@ -40,7 +40,7 @@ extension UpdateStorage {
         // later cycle), or once the animations the updaters started end.
         let hadUpdaters = entry != nil
         defer { if let transaction { endTransaction(transaction, hadUpdaters: hadUpdaters) } }
-        // The slow-updater report times each updater (a coarse clock, ~6 ns a read) in deliveries outside a
+        // The slow-updater report times each updater (a monotonic clock, ~30 ns a read) in deliveries outside a
         // turn, while recording, and for a while after a turn slower than a frame; other turns are timed
         // whole by the scheduler (see `cvu_diagnostics_stamp_t`). A timed delivery in a turn starts from the
         // turn's reading or the previous timed delivery's last one (no user code ran since); a nested one
@@ -49,8 +49,16 @@ extension UpdateStorage {
         let inTurn = stamp.pointee.inTurn
         let recording = cvu_diagnostics_is_recording()
         let timed = !inTurn || stamp.pointee.timedTurns > 0 || recording
-        let began = !timed ? 0 : stamp.pointee.valid ? stamp.pointee.stamp : cvu_coarse_now_ns()
+        let began = !timed ? 0 : stamp.pointee.valid ? stamp.pointee.stamp : cvu_monotonic_now_ns()
         stamp.pointee.valid = false
+        if !timed {
+            // The turn is timed whole; its first untimed delivery is kept (one retain per turn), so that a slow
+            // turn with this one delivery names it.
+            if stamp.pointee.untimedDeliveries == 0 {
+                stamp.pointee.firstSubject = Unmanaged<AnyObject>.passRetained(self).toOpaque()
+            }
+            stamp.pointee.untimedDeliveries &+= 1
+        }
         var time = began
         var index = 0
         let interval = Signposts.begin(.delivery, label: label.string, count: Int(absorbed))
@@ -58,10 +66,10 @@ extension UpdateStorage {
             current.call(delivery.animated)
             cvu_u32_store_release(claimed, 0)
             if timed {
-                let now = cvu_coarse_now_ns()
+                let now = cvu_monotonic_now_ns()
                 if now &- time > DiagnosticsThresholds.slowUpdaterNanoseconds {
                     noteSlowUpdater(index: index, nanoseconds: now &- time)
-                    time = cvu_coarse_now_ns()  // the report's handler is not the next updater's time
+                    time = cvu_monotonic_now_ns()  // the report's handler is not the next updater's time
                 } else {
                     time = now
                 }
