@@ -281,6 +281,8 @@ open class CoalescingScheduler: @unchecked Sendable {
         let turn = SchedulerTurn(mode: mode, isCommonMode: isCommonMode, serial: turnSerial)
         var stillParked: [Parked] = []
         let interval = Signposts.begin(.turn, label: label, count: count)
+        // Requests are counted (for recorded deliveries and signposts) only while either is on.
+        cvu_diagnostics_set_counting(interval != nil || cvu_diagnostics_is_recording())
         for pending in owned {
             if let modes = pending.performTurn(turn) {
                 stillParked.append(Parked(client: pending.client, modes: modes))

@@ -189,7 +189,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
         // The fast path: an already-dirty context with nothing new takes no lock and allocates nothing.
         // (An animated request changes a pending transaction's animation: not a no-op then.)
         if !inboxHasRequests && machinePointer.pointee.isNoOp(flag) && (flag != true || !hasPendingTransaction) {
-            machinePointer.pointee.absorbed &+= 1
+            if cvu_diagnostics_is_counting() { machinePointer.pointee.absorbed &+= 1 }
             return
         }
         noteSlowPathRequest(file: file, line: line)
