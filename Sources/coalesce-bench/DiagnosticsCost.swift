@@ -57,7 +57,8 @@ extension Bench {
             Row(
                 scenario: "request on a dirty context, recording on", n: m, unit: "ns", ours: requestOn,
                 oursDeliveries: "\(delivered) deliveries",
-                note: String(format: "recording off: %.1f ns (off, a request reads one byte and writes nothing)", requestOff)))
+                note: String(
+                    format: "recording off: %.1f ns (off, a request reads one byte and writes nothing)", requestOff)))
         report.rows.append(
             Row(
                 scenario: "one cycle (request, turn, delivery), recording on", n: cycles, unit: "ns", ours: cycleOn,
