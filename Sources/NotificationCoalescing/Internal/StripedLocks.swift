@@ -11,10 +11,18 @@ package enum StripedLocks {
     /// that callers in other modules (the contexts' storage) take the lock without a call.
     @inlinable @inline(__always)
     package static func withLock<Result>(for object: AnyObject, _ body: () throws -> Result) rethrows -> Result {
-        let address = UInt(bitPattern: ObjectIdentifier(object)) >> 4
-        let index = CUnsignedInt(truncatingIfNeeded: address ^ (address >> 6) ^ (address >> 12))
+        let index = stripe(for: object)
         cvu_stripe_lock(index)
         defer { cvu_stripe_unlock(index) }
         return try body()
+    }
+
+    /// The stripe that guards `object`: for a caller that locks and unlocks by hand (`cvu_stripe_lock`,
+    /// `cvu_stripe_unlock`) on a path where the generic ``withLock(for:_:)`` was not specialised (the
+    /// delivery loop, per context).
+    @inlinable @inline(__always)
+    package static func stripe(for object: AnyObject) -> CUnsignedInt {
+        let address = UInt(bitPattern: ObjectIdentifier(object)) >> 4
+        return CUnsignedInt(truncatingIfNeeded: address ^ (address >> 6) ^ (address >> 12))
     }
 }

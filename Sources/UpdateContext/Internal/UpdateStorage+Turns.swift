@@ -30,11 +30,14 @@ extension UpdateStorage {
         // from another thread takes the lock too, so it either comes first (the entry is gone) or sees the
         // claim (the call is under way, and finishes).
         let claimed = claimedUpdaterPointer
-        var (entry, limit, posted) = withShared { shared in
-            let first = shared.updaters.firstEntry
-            if let first { cvu_u32_store_release(claimed, UInt32(truncatingIfNeeded: first.id)) }
-            return (first, shared.updaters.newestID, shared.posted)
-        }
+        let shared = sharedPointer
+        let stripe = StripedLocks.stripe(for: self)
+        cvu_stripe_lock(stripe)
+        var entry = shared.pointee.updaters.firstEntry
+        if let entry { cvu_u32_store_release(claimed, UInt32(truncatingIfNeeded: entry.id)) }
+        let limit = shared.pointee.updaters.newestID
+        let posted = shared.pointee.posted
+        cvu_stripe_unlock(stripe)
         let absorbed = takeAbsorbed(posted: posted)
         // The completions run after the updaters (inside the delivery: what they request waits for a
         // later cycle), or once the animations the updaters started end.
@@ -76,11 +79,10 @@ extension UpdateStorage {
                 index += 1
             }
             if current.id >= limit { break }
-            entry = withShared { shared in
-                let next = shared.updaters.next(after: current.id, upTo: limit)
-                if let next { cvu_u32_store_release(claimed, UInt32(truncatingIfNeeded: next.id)) }
-                return next
-            }
+            cvu_stripe_lock(stripe)
+            entry = shared.pointee.updaters.next(after: current.id, upTo: limit)
+            if let entry { cvu_u32_store_release(claimed, UInt32(truncatingIfNeeded: entry.id)) }
+            cvu_stripe_unlock(stripe)
         }
         Signposts.end(interval)
         // The next delivery of this turn starts from here — unless completions (user code) run after this.
