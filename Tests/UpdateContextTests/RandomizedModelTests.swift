@@ -127,6 +127,7 @@ final class RandomizedModelTests: XCTestCase {
         func checkReleased() {
             for (recorder, shownBefore, pendingIDs, releasedAt) in releasedChecks {
                 let dropped = Array(recorder.entries.dropFirst(shownBefore))
+                if dropped.sorted() != pendingIDs.map({ "\($0)@dropped" }).sorted() { print("LOGDUMP", log.suffix(60), recorder.entries) }
                 XCTAssertEqual(
                     dropped.sorted(), pendingIDs.map { "\($0)@dropped" }.sorted(),
                     "seed \(seed) step \(releasedAt): a released context's pending completions, dropped once each")
@@ -246,7 +247,10 @@ final class RandomizedModelTests: XCTestCase {
             default:
                 log.append("release")
                 subject.released = true
-                subject.applyInbox()  // what waits in the inbox goes with the context too
+                // What waits in the inbox goes with the context, unapplied: applying it in the model could
+                // make an early flush there (a `true` after a pending `false`) that the library never makes,
+                // and count a dropped completion as delivered (seed 1795444414668, found by a CI run).
+                subject.inbox.removeAll()
                 // Its pending completions are told as dropped, once each, when it goes: at the end of this
                 // step, once the step's own reference (`context`) is gone too; checked at the next one.
                 releasedChecks.append(
