@@ -127,7 +127,6 @@ final class RandomizedModelTests: XCTestCase {
         func checkReleased() {
             for (recorder, shownBefore, pendingIDs, releasedAt) in releasedChecks {
                 let dropped = Array(recorder.entries.dropFirst(shownBefore))
-                if dropped.sorted() != pendingIDs.map({ "\($0)@dropped" }).sorted() { print("LOGDUMP", log.suffix(60), recorder.entries) }
                 XCTAssertEqual(
                     dropped.sorted(), pendingIDs.map { "\($0)@dropped" }.sorted(),
                     "seed \(seed) step \(releasedAt): a released context's pending completions, dropped once each")
