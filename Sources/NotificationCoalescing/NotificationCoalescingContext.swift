@@ -35,7 +35,7 @@ public final class NotificationCoalescingContext: Sendable {
     public var scheduler: CoalescingScheduler { retainedScheduler }
 
     /// What diagnostics call this context: the label given to the initialiser, or where it was created
-    /// (`File.swift:12`). Any thread.
+    /// (`MyModule/File.swift:12`, the `#fileID`). Any thread.
     public var label: String { core.label.string }
 
     /// Creates a context posting through `center` at the turns of the calling thread's run loop: the

@@ -27,7 +27,7 @@ public final class NotificationObservingContext: Sendable {
     public var center: NotificationCenter { registry.center }
 
     /// What diagnostics call this context: the label given to the initialiser, or where it was created
-    /// (`File.swift:12`). Any thread.
+    /// (`MyModule/File.swift:12`, the `#fileID`). Any thread.
     public var label: String { diagnosticLabel.string }
 
     /// Creates a context observing `center`: the seed's initialiser, kept for references to it by name

@@ -60,7 +60,8 @@ public final class ViewUpdatingContext: Sendable {
     package var updateLink: UpdateLink { storage.link }
 
     /// What diagnostics call this context (reports, signposts, `debugDescription`): the label given to the
-    /// initialiser, or where the context was created (`ProfileViewController.swift:42`). Any thread.
+    /// initialiser, or where the context was created, `#fileID:#line` (`MyApp/ProfileViewController.swift:42`).
+    /// Any thread.
     public var label: String { storage.label.string }
 
     /// Whether deliveries animate when no request said: the flag a delivery uses when no request gave an

@@ -144,9 +144,9 @@ open class CoalescingScheduler: @unchecked Sendable {
         for pending in ownerWaiting { pending.release() }  // retained by hand while listed
     }
 
-    /// What diagnostics call this scheduler: the label given to the initialiser, or where it was created
-    /// (`File.swift:12`). The shipped ones: "main run loop", "dispatch main", "frame-paced (main display)",
-    /// and "run loop of <thread>" for `.currentRunLoop`. Any thread.
+    /// What diagnostics call this scheduler: the label given to the initialiser, or where it was created,
+    /// `#fileID:#line` (`MyModule/File.swift:12`). The shipped ones: "main run loop", "dispatch main",
+    /// "frame-paced (main display)", and "run loop of <thread>" for `.currentRunLoop`. Any thread.
     public final var label: String { diagnosticLabel.string }
 
     // MARK: What a scheduler says about itself (override these)
