@@ -37,7 +37,7 @@ extension UpdateStorage {
         let suspended = bits & DiagnosticsBits.suspended != 0
         if onMain {
             let machine = machinePointer.pointee
-            if machine.rules.isScheduled || inboxHasRequests {
+            if isUpdatePending {
                 let flag = machine.rules.pendingFlag.map { $0 ? "animated" : "not animated" } ?? "default flag"
                 lines.append(
                     "update pending (\(flag)\(machine.rules.isForced ? ", forced" : "")"

@@ -35,7 +35,7 @@ extension CoalescingScheduler: WatchdogSubject, CustomDebugStringConvertible {
         stamp.pointee = timing.outer
         stamp.pointee.timedTurns = timedTurns
         stamp.pointee.valid = false
-        if elapsed > Self.slowTurnNanoseconds {
+        if elapsed > UpdateDiagnostics.frameNanoseconds {
             if single, let subject = subject as? SlowTurnSubject, subject.reportSlowTurn(nanoseconds: elapsed) {
                 return
             }
@@ -43,8 +43,6 @@ extension CoalescingScheduler: WatchdogSubject, CustomDebugStringConvertible {
         }
     }
 
-    /// A frame.
-    static let slowTurnNanoseconds: UInt64 = 16_000_000
     /// How many turns time each delivery after a turn slower than a frame.
     static let timedTurnsAfterASlowOne: UInt32 = 120
 
@@ -66,7 +64,7 @@ extension CoalescingScheduler: WatchdogSubject, CustomDebugStringConvertible {
 
     package func watchdogReport() {
         guard cvu_word_fetch_or(turnWord + Word.watch, 2) & 2 == 0 else { return }
-        let waiting = waitingLabels(limit: 3)
+        let waiting = waitingClients().prefix(3).map(\.label)
         let whose = waiting.isEmpty ? "" : " (\(waiting.joined(separator: ", ")) waiting)"
         UpdateDiagnostics.emit(
             UpdateDiagnostics.Report(
@@ -89,14 +87,14 @@ extension CoalescingScheduler: WatchdogSubject, CustomDebugStringConvertible {
         return "Is its thread blocked, or not running its run loop?"
     }
 
-    /// The labels of clients waiting on other threads' lists and parked (the scheduler's own list is read
-    /// only on its thread).
-    final func waitingLabels(limit: Int = .max) -> [String] {
-        var labels = queue.withLock { queue -> [DiagnosticLabel?] in
-            queue.waiting.map(\.diagnosticLabel) + queue.parked.map(\.client.diagnosticLabel)
+    /// The clients waiting for a turn, with the modes of those parked for other modes (`nil`: the next
+    /// turn). The scheduler's own-thread list is read only on its thread. Labels are made outside the lock.
+    final func waitingClients() -> [(label: String, modes: [RunLoop.Mode]?)] {
+        var waiting = queue.withLock { queue -> [(DiagnosticLabel?, [RunLoop.Mode]?)] in
+            queue.waiting.map { ($0.diagnosticLabel, nil) } + queue.parked.map { ($0.client.diagnosticLabel, $0.modes) }
         }
-        if isCurrent { labels += ownerWaiting.map { $0.client.diagnosticLabel } }
-        return labels.compactMap { $0?.string }.prefix(limit).map { $0 }
+        if isCurrent { waiting += ownerWaiting.map { ($0.client.diagnosticLabel, nil) } }
+        return waiting.map { ($0.0?.string ?? "(unlabelled)", $0.1) }
     }
 
     /// How many turns that called clients have run (the serial a client's last turn is compared with).
@@ -121,16 +119,9 @@ extension CoalescingScheduler: WatchdogSubject, CustomDebugStringConvertible {
         } else {
             text += "; it has not turned yet"
         }
-        let (waiting, parked) = queue.withLock { queue in
-            (queue.waiting.map(\.diagnosticLabel), queue.parked.map { ($0.client.diagnosticLabel, $0.modes) })
-        }
-        var lines = waiting.map { "waiting: \($0?.string ?? "(unlabelled)")" }
-        if isCurrent {
-            lines += ownerWaiting.map { "waiting: \($0.client.diagnosticLabel?.string ?? "(unlabelled)")" }
-        }
-        lines += parked.map { label, modes in
-            "parked until a turn in \(modes.map(\.rawValue).joined(separator: " or ")): "
-                + (label?.string ?? "(unlabelled)")
+        let lines = waitingClients().map { label, modes in
+            guard let modes else { return "waiting: \(label)" }
+            return "parked until a turn in \(modes.map(\.rawValue).joined(separator: " or ")): \(label)"
         }
         if !lines.isEmpty { text += "\n  " + lines.joined(separator: "\n  ") }
         return text

@@ -20,8 +20,6 @@ enum DiagnosticsBits {
 enum DiagnosticsThresholds {
     /// Consecutive deliveries that each re-requested their own context: an update loop.
     static let loopCycles: UInt8 = 60
-    /// An updater slower than a frame.
-    static let slowUpdaterNanoseconds: UInt64 = 16_000_000
 }
 
 /// The first request of each pending delivery, while recording: its call site and thread. Entries exist
@@ -178,7 +176,7 @@ extension UpdateStorage: WatchdogSubject, SlowTurnSubject {
         if isCancelled || bits & DiagnosticsBits.suspended == 0 || bits & DiagnosticsBits.suspendReported != 0 {
             return nil
         }
-        return inboxHasRequests || cvu_flag_load_acquire(flags + Self.scheduledFlag) ? 1 : nil
+        return isUpdatePendingSnapshot ? 1 : nil
     }
 
     func watchdogReport() {

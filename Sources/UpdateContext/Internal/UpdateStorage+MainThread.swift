@@ -103,9 +103,14 @@ extension UpdateStorage {
     /// Exact on the main thread; elsewhere a snapshot (another thread may change it right after).
     var isUpdatePending: Bool {
         if isOnSchedulerThread { return machinePointer.pointee.rules.isScheduled || inboxHasRequests }
+        return isUpdatePendingSnapshot
+    }
+
+    /// ``isUpdatePending`` as any thread can read it, from the published flags (the watchdog's view too).
+    var isUpdatePendingSnapshot: Bool {
         // The inbox first: the main thread publishes `scheduled` before it clears the inbox flag, so a
         // cleared inbox read here comes with the published `scheduled` (no instant reads both as false).
-        return inboxHasRequests || cvu_flag_load_acquire(flags + Self.scheduledFlag)
+        inboxHasRequests || cvu_flag_load_acquire(flags + Self.scheduledFlag)
     }
 
     var isSuspended: Bool {

@@ -70,7 +70,7 @@ extension UpdateStorage {
             cvu_u32_store_release(claimed, 0)
             if timed {
                 let now = cvu_monotonic_now_ns()
-                if now &- time > DiagnosticsThresholds.slowUpdaterNanoseconds {
+                if now &- time > UpdateDiagnostics.frameNanoseconds {
                     noteSlowUpdater(index: index, nanoseconds: now &- time)
                     time = cvu_monotonic_now_ns()  // the report's handler is not the next updater's time
                 } else {
