@@ -14,14 +14,7 @@ extension Bench {
         let counter = MainCounter()
         context.onUpdate { _ in counter.value += 1 }
         func dirtyRequests() -> Double {
-            median(config.repetitions) {
-                context.setNeedsUpdate()
-                let ns = timed {
-                    for _ in 0..<m { context.setNeedsUpdate() }
-                }
-                turnMainRunLoop()
-                return (ns, m)
-            }
+            medianRepeatedRequests(config.repetitions, count: m) { context.setNeedsUpdate() }
         }
         // A whole cycle of one context: request, turn, delivery (a scheduler turned by hand, so that the
         // run loop's own cost does not hide the report's).

@@ -13,14 +13,7 @@ extension Bench {
         let context = ViewUpdatingContext(animated: false, scheduler: .mainRunLoop, refreshEvents: [])
         let counter = MainCounter()
         context.onUpdate { _ in counter.value += 1 }
-        let ours = median(config.repetitions) {
-            context.setNeedsUpdate()
-            let ns = timed {
-                for _ in 0..<m { context.setNeedsUpdate() }
-            }
-            turnMainRunLoop()
-            return (ns, m)
-        }
+        let ours = medianRepeatedRequests(config.repetitions, count: m) { context.setNeedsUpdate() }
         report.checks.append(
             Check(
                 name: "dirty requests: one delivery per cycle", passed: counter.value == config.repetitions,
@@ -29,38 +22,19 @@ extension Bench {
         let (queue, _) = foundationQueue()
         let note = Notification(name: benchName)
         let fm = m / 100
-        let foundation = median(config.repetitions) {
+        let foundation = medianRepeatedRequests(config.repetitions, count: fm) {
             queue.enqueue(note, postingStyle: .asap, coalesceMask: [.onName, .onSender], forModes: nil)
-            let ns = timed {
-                for _ in 0..<fm {
-                    queue.enqueue(note, postingStyle: .asap, coalesceMask: [.onName, .onSender], forModes: nil)
-                }
-            }
-            turnMainRunLoop()
-            return (ns, fm)
         }
 
         let observationScheduler = ObservationScheduler()
         let view = ObservationView(scheduler: observationScheduler)
-        let observation = median(config.repetitions) {
-            view.model.value &+= 1
-            let ns = timed {
-                for _ in 0..<m { view.model.value &+= 1 }
-            }
-            turnMainRunLoop()
-            return (ns, m)
-        }
+        let observation = medianRepeatedRequests(config.repetitions, count: m) { view.model.value &+= 1 }
 
         let floorQueue = FloorQueue()
         let floorContext = FloorContext { _ in }
-        let floor = median(config.repetitions) {
-            floorContext.setNeedsUpdate(floorQueue)
-            let ns = timed {
-                for _ in 0..<m { floorContext.setNeedsUpdate(floorQueue) }
-            }
-            floorQueue.flush()
-            return (ns, m)
-        }
+        let floor = medianRepeatedRequests(
+            config.repetitions, count: m, endCycle: { floorQueue.flush() },
+            { floorContext.setNeedsUpdate(floorQueue) })
         report.rows.append(
             Row(
                 scenario: "request on a dirty context", n: m, unit: "ns", ours: ours, foundationQueue: foundation,

@@ -26,6 +26,23 @@ func median(_ repetitions: Int, _ body: () -> (ns: UInt64, items: Int)) -> Doubl
     return samples[samples.count / 2]
 }
 
+/// The median time per request of a request repeated on a target that is already dirty: `request` once,
+/// untimed (it makes the target dirty); `count` more, timed; then `endCycle`, untimed, delivers. The shape
+/// of every "request on a dirty …" row. Inlined, so that the timed loop calls `request` directly.
+@inline(__always)
+func medianRepeatedRequests(
+    _ repetitions: Int, count: Int, endCycle: () -> Void = { turnMainRunLoop() }, _ request: () -> Void
+) -> Double {
+    median(repetitions) {
+        request()
+        let ns = timed {
+            for _ in 0..<count { request() }
+        }
+        endCycle()
+        return (ns, count)
+    }
+}
+
 /// Times `body` alone.
 @inline(__always)
 func timed(_ body: () -> Void) -> UInt64 {

@@ -13,22 +13,10 @@ extension Bench {
         let context = ViewUpdatingContext(animated: false, scheduler: .mainRunLoop, refreshEvents: [])
         let counter = MainCounter()
         context.onUpdate { _ in counter.value += 1 }
-        let plain = median(config.repetitions) {
-            context.setNeedsUpdate(animated: true)
-            let ns = timed {
-                for _ in 0..<m { context.setNeedsUpdate(animated: true) }
-            }
-            turnMainRunLoop()
-            return (ns, m)
-        }
+        let plain = medianRepeatedRequests(config.repetitions, count: m) { context.setNeedsUpdate(animated: true) }
         let transaction = UpdateTransaction(animation: .spring(duration: 0.4, bounce: 0.2))
-        let carrying = median(config.repetitions) {
+        let carrying = medianRepeatedRequests(config.repetitions, count: m) {
             context.setNeedsUpdate(transaction: transaction)
-            let ns = timed {
-                for _ in 0..<m { context.setNeedsUpdate(transaction: transaction) }
-            }
-            turnMainRunLoop()
-            return (ns, m)
         }
         report.rows.append(
             Row(
