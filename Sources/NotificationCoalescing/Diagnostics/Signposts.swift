@@ -10,8 +10,10 @@ import os
 ///
 /// On Apple platforms `OSSignposter` (iOS 15 / macOS 12) or `os_signpost` below; nothing elsewhere. When no
 /// tool records, an interval costs one check of the log's state.
+@usableFromInline
 package enum Signposts {
     /// The interval's name in Instruments.
+    @usableFromInline
     package enum Name: Sendable {
         case turn
         case delivery
@@ -48,6 +50,7 @@ package enum Signposts {
 }
 
 /// One signpost interval under way (Apple platforms; an empty value elsewhere, never made).
+@usableFromInline
 package struct SignpostInterval {
     #if canImport(os)
     let name: Signposts.Name

@@ -59,7 +59,9 @@ public enum UpdateDiagnostics {
     private static let current = Locked(HandlerBox(defaultHandler))
 
     /// A frame: a turn or an updater slower than this is reported (`slowUpdater`).
-    package static let frameNanoseconds: UInt64 = 16_000_000
+    /// (A constant the other modules inline, not a stored `let` they reach through an accessor.)
+    @inlinable
+    package static var frameNanoseconds: UInt64 { 16_000_000 }
 
     /// Hands `report` to the handler, outside every lock of the package (the caller holds none).
     package static func emit(_ report: Report) {

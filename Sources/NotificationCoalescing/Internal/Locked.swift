@@ -20,6 +20,7 @@ import Musl
 /// may be non-`Sendable` (pending `Notification`s are), the body may return a non-`Sendable` result, and
 /// ThreadSanitizer sees the locking. The value and the lock live in one allocation. Never call out to user
 /// code inside `withLock`.
+@usableFromInline
 package struct Locked<Value>: @unchecked Sendable {
     // @unchecked Sendable: the value is read and written only inside `withLock`, which holds the lock
     // for the whole access.

@@ -95,7 +95,7 @@ open class CoalescingScheduler: @unchecked Sendable {
         static let count = 4
     }
     /// Clients scheduled on the scheduler's own thread: no lock needed (confined to that thread).
-    @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var ownerWaiting: [PendingClient] = []
+    @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) final var ownerWaiting: [PendingClient] = []
     /// Counts turns, so that a client registered twice can tell it has already run in this one.
     @exclusivity(unchecked) private nonisolated(unsafe) var turnSerial: UInt64 = 0
     /// Nesting depth of `runTurn` on the scheduler's thread (a handler may run a nested loop).
