@@ -50,12 +50,18 @@ extension UpdateStorage: WatchdogSubject, SlowTurnSubject {
 
     /// A request about to be applied on the main thread: counted, and checked for an update loop when it
     /// is made from inside this context's own delivery.
+    @inline(__always)
     func noteSlowPathRequest(file: StaticString, line: UInt) {
         if cvu_diagnostics_is_recording() { RecordingLedger.noteFirstRequest(of: self, file: file, line: line) }
-        guard machinePointer.pointee.isDelivering else {
+        if machinePointer.pointee.isDelivering {
+            noteRequestInDelivery(file: file, line: line)
+        } else {
             machinePointer.pointee.absorbed &+= 1
-            return
         }
+    }
+
+    /// A request from inside this context's delivery: one more cycle towards the update-loop report.
+    private func noteRequestInDelivery(file: StaticString, line: UInt) {
         let bits = cvu_bits_fetch_or(diagnostics, DiagnosticsBits.requestedInDelivery)
         guard machinePointer.pointee.loopCount >= DiagnosticsThresholds.loopCycles - 1,
             bits & DiagnosticsBits.loopReported == 0,

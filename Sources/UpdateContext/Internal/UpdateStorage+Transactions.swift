@@ -82,6 +82,7 @@ extension UpdateStorage {
     /// Carries out `action`, the machine's answer to a request with `flag` and no transaction. An animated
     /// one makes a pending transaction's animation the default one (the last animated request's), unless
     /// `action` is the early flush, which has taken that transaction away.
+    @inline(__always)
     func perform(_ action: UpdateStateMachine.Action, forPlainRequest flag: Bool?) {
         if flag == true && hasPendingTransaction && !action.isEarlyFlush {
             TransactionCache.invalidate()
@@ -113,8 +114,12 @@ extension UpdateStorage {
 
     /// The start of a delivery: the transaction it absorbs (everything pending), made the one its updaters
     /// see, with its animation as the delivery's flag says. `nil` when no transaction is pending.
+    @inline(__always)
     func beginTransaction(of delivery: Delivery) -> CompletionGroup? {
-        guard hasPendingTransaction else { return nil }
+        hasPendingTransaction ? beginPendingTransaction(of: delivery) : nil
+    }
+
+    private func beginPendingTransaction(of delivery: Delivery) -> CompletionGroup? {
         TransactionCache.invalidate()
         cvu_flag_store_relaxed(flags + Self.transactionFlag, false)
         let ledger = self.ledger

@@ -29,15 +29,8 @@ extension UpdateStorage {
         // Each entry is claimed under the lock (`claimedUpdater`): that is where its call begins. A removal
         // from another thread takes the lock too, so it either comes first (the entry is gone) or sees the
         // claim (the call is under way, and finishes).
-        let claimed = claimedUpdaterPointer
-        let shared = sharedPointer
         let stripe = StripedLocks.stripe(for: self)
-        cvu_stripe_lock(stripe)
-        var entry = shared.pointee.updaters.firstEntry
-        if let entry { cvu_u32_store_release(claimed, UInt32(truncatingIfNeeded: entry.id)) }
-        let limit = shared.pointee.updaters.newestID
-        let posted = shared.pointee.posted
-        cvu_stripe_unlock(stripe)
+        let (entry, limit, posted) = claimFirstUpdater(stripe: stripe)
         let absorbed = takeAbsorbed(posted: posted)
         // The completions run after the updaters (inside the delivery: what they request waits for a
         // later cycle), or once the animations the updaters started end.
@@ -62,36 +55,59 @@ extension UpdateStorage {
             }
             stamp.pointee.untimedDeliveries &+= 1
         }
-        var time = began
-        var index = 0
+        var clock = UpdaterClock(isTimed: timed, time: began)
         let interval = Signposts.begin(.delivery, label: label.string, count: Int(absorbed))
-        while let current = entry {
-            current.call(delivery.animated)
-            cvu_u32_store_release(claimed, 0)
-            if timed {
-                let now = cvu_monotonic_now_ns()
-                if now &- time > UpdateDiagnostics.frameNanoseconds {
-                    noteSlowUpdater(index: index, nanoseconds: now &- time)
-                    time = cvu_monotonic_now_ns()  // the report's handler is not the next updater's time
-                } else {
-                    time = now
-                }
-                index += 1
-            }
-            if current.id >= limit { break }
-            cvu_stripe_lock(stripe)
-            entry = shared.pointee.updaters.next(after: current.id, upTo: limit)
-            if let entry { cvu_u32_store_release(claimed, UInt32(truncatingIfNeeded: entry.id)) }
-            cvu_stripe_unlock(stripe)
-        }
+        callUpdaters(from: consume entry, upTo: limit, stripe: stripe, animated: delivery.animated, clock: &clock)
         Signposts.end(interval)
         // The next delivery of this turn starts from here — unless completions (user code) run after this.
         if timed {
-            stamp.pointee.stamp = time
+            stamp.pointee.stamp = clock.time
             stamp.pointee.valid = inTurn && transaction == nil && !recording
         }
         if recording {
-            reportDelivery(delivery, absorbed: absorbed, transaction: transaction, nanoseconds: time &- began)
+            reportDelivery(delivery, absorbed: absorbed, transaction: transaction, nanoseconds: clock.time &- began)
+        }
+    }
+
+    /// Under the lock: the first updater, claimed (see `claimedUpdater`), the newest id a delivery
+    /// beginning now calls, and the inbox's count of posts.
+    @inline(never)
+    private func claimFirstUpdater(stripe: CUnsignedInt) -> (UpdaterEntry?, limit: UInt64, posted: UInt32) {
+        let shared = sharedPointer
+        cvu_stripe_lock(stripe)
+        defer { cvu_stripe_unlock(stripe) }
+        let entry = shared.pointee.updaters.firstEntry
+        if let entry { cvu_u32_store_release(claimedUpdaterPointer, UInt32(truncatingIfNeeded: entry.id)) }
+        return (entry, shared.pointee.updaters.newestID, shared.pointee.posted)
+    }
+
+    /// Calls `first` (claimed by ``claimFirstUpdater(stripe:)``) and then each later updater up to `limit`,
+    /// each claimed under the lock and called outside it.
+    ///
+    /// An outlined function that owns the entry it is given: called where the delivery held its copy, an
+    /// updater was copied twice more around the call (two more retain/release pairs per delivery).
+    @inline(never)
+    private func callUpdaters(
+        from first: consuming UpdaterEntry?, upTo limit: UInt64, stripe: CUnsignedInt, animated: Bool,
+        clock: inout UpdaterClock
+    ) {
+        guard let first else { return }
+        let claimed = claimedUpdaterPointer
+        var id = first.id
+        first.call(animated)
+        cvu_u32_store_release(claimed, 0)
+        if clock.isTimed { clock.lap(self) }
+        let shared = sharedPointer
+        while id < limit {
+            cvu_stripe_lock(stripe)
+            let next = shared.pointee.updaters.next(after: id, upTo: limit)
+            if let next { cvu_u32_store_release(claimed, UInt32(truncatingIfNeeded: next.id)) }
+            cvu_stripe_unlock(stripe)
+            guard let next else { return }
+            id = next.id
+            next.call(animated)
+            cvu_u32_store_release(claimed, 0)
+            if clock.isTimed { clock.lap(self) }
         }
     }
 
@@ -133,5 +149,29 @@ extension UpdateStorage {
         if let delivery { deliver(delivery) }
         publishScheduled()
         return nil
+    }
+}
+
+/// A timed delivery's clock: when the last updater returned, and how many have been timed.
+struct UpdaterClock {
+    let isTimed: Bool
+    var time: UInt64
+    var index = 0
+
+    init(isTimed: Bool, time: UInt64) {
+        self.isTimed = isTimed
+        self.time = time
+    }
+
+    /// An updater of `storage` returned: reports it if it took longer than a frame.
+    mutating func lap(_ storage: UpdateStorage) {
+        let now = cvu_monotonic_now_ns()
+        if now &- time > UpdateDiagnostics.frameNanoseconds {
+            storage.noteSlowUpdater(index: index, nanoseconds: now &- time)
+            time = cvu_monotonic_now_ns()  // the report's handler is not the next updater's time
+        } else {
+            time = now
+        }
+        index += 1
     }
 }
