@@ -33,6 +33,14 @@ package protocol TurnClient: AnyObject {
 
     /// What diagnostics call the client (a scheduler's `debugDescription` lists who waits). Any thread.
     var diagnosticLabel: DiagnosticLabel? { get }
+
+    /// ``performTurn(_:)`` of the client at `object`, which the caller keeps alive. Implemented once, in
+    /// the extension below; a requirement so that each client's witness calls its own `performTurn`
+    /// directly (as an extension method it was a generic call through the witness table).
+    static func performTurn(unretained object: UnsafeMutableRawPointer, _ turn: SchedulerTurn) -> [RunLoop.Mode]?
+
+    /// Releases the client at `object` (retained by ``PendingClient``). Implemented once, below.
+    static func release(_ object: UnsafeMutableRawPointer)
 }
 
 extension TurnClient {
@@ -70,17 +78,19 @@ struct PendingClient {
 }
 
 extension TurnClient {
-    fileprivate static func performTurn(unretained object: UnsafeMutableRawPointer, _ turn: SchedulerTurn)
+    @inlinable
+    package static func performTurn(unretained object: UnsafeMutableRawPointer, _ turn: SchedulerTurn)
         -> [RunLoop.Mode]?
     {
         Unmanaged<Self>.fromOpaque(object)._withUnsafeGuaranteedRef { $0.performTurn(turn) }
     }
 
-    fileprivate static func takeClient(_ object: UnsafeMutableRawPointer) -> any TurnClient {
-        Unmanaged<Self>.fromOpaque(object).takeUnretainedValue()
+    @inlinable
+    package static func release(_ object: UnsafeMutableRawPointer) {
+        Unmanaged<Self>.fromOpaque(object).release()
     }
 
-    fileprivate static func release(_ object: UnsafeMutableRawPointer) {
-        Unmanaged<Self>.fromOpaque(object).release()
+    fileprivate static func takeClient(_ object: UnsafeMutableRawPointer) -> any TurnClient {
+        Unmanaged<Self>.fromOpaque(object).takeUnretainedValue()
     }
 }

@@ -114,6 +114,7 @@ struct UpdateStateMachine {
     // MARK: Requests
 
     /// `setNeedsUpdate(animated: flag)` on the main thread (or applied from the inbox).
+    @inline(__always)
     mutating func setNeedsUpdate(_ flag: Bool?) -> Action {
         if isCancelled { return .none }
         if delivering != nil { return .deferToInbox(.setNeedsUpdate(flag)) }
@@ -203,6 +204,7 @@ struct UpdateStateMachine {
         return true
     }
 
+    @inline(__always)
     mutating func turnBegan(serial: UInt64) -> TurnAction {
         // A nested run loop inside an updater (possibly one delivered while the inbox was being applied).
         if delivering != nil {
@@ -220,6 +222,7 @@ struct UpdateStateMachine {
     }
 
     /// The end of the cycle, after the inbox was applied: what to deliver, if anything is scheduled.
+    @inline(__always)
     mutating func turnEnded(defaultAnimated: Bool) -> Delivery? {
         precondition(isInTurn, "UpdateStateMachine: turnEnded outside a turn (state: \(self))")
         isInTurn = false
