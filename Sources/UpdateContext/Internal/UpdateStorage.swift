@@ -183,6 +183,21 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
 
     @inline(__always)
     func setNeedsUpdate(_ flag: Bool?, file: StaticString = #fileID, line: UInt = #line) {
+        // The fast path: on the main thread, outside `withUpdateTransaction`, an already-dirty context with
+        // nothing new takes no lock, allocates nothing and calls nothing. (An animated request changes a
+        // pending transaction's animation: not a no-op then.) Everything else is outlined, so that this
+        // path keeps a small frame.
+        if !cvu_transaction_scopes_active() && isOnSchedulerThread && !inboxHasRequests
+            && machinePointer.pointee.isNoOp(flag) && (flag != true || !hasPendingTransaction)
+        {
+            if cvu_diagnostics_is_counting() { machinePointer.pointee.absorbed &+= 1 }
+            return
+        }
+        setNeedsUpdateSlowPath(flag, file: file, line: line)
+    }
+
+    @inline(never)
+    private func setNeedsUpdateSlowPath(_ flag: Bool?, file: StaticString, line: UInt) {
         // Inside `withUpdateTransaction` (on this thread), the request carries the current transaction.
         if cvu_transaction_scopes_active(), let current = UpdateTransaction.scoped {
             noteRequest(file: file, line: line)
@@ -192,12 +207,6 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
         guard isOnSchedulerThread else {
             noteRequestElsewhere(file: file, line: line)
             post(.setNeedsUpdate(flag))
-            return
-        }
-        // The fast path: an already-dirty context with nothing new takes no lock and allocates nothing.
-        // (An animated request changes a pending transaction's animation: not a no-op then.)
-        if !inboxHasRequests && machinePointer.pointee.isNoOp(flag) && (flag != true || !hasPendingTransaction) {
-            if cvu_diagnostics_is_counting() { machinePointer.pointee.absorbed &+= 1 }
             return
         }
         noteSlowPathRequest(file: file, line: line)
