@@ -13,7 +13,12 @@ extension Bench {
         let context = ViewUpdatingContext(animated: false, scheduler: .mainRunLoop, refreshEvents: [])
         let counter = MainCounter()
         context.onUpdate { _ in counter.value += 1 }
-        let ours = medianRepeatedRequests(config.repetitions, count: m) { context.setNeedsUpdate() }
+        // Ours and the floor in turns: their ratio is the target (see `interleavedMedianRepeatedRequests`).
+        let floorQueue = FloorQueue()
+        let floorContext = FloorContext { _ in }
+        let (ours, floor) = interleavedMedianRepeatedRequests(
+            config.repetitions, count: m, { context.setNeedsUpdate() },
+            against: { floorContext.setNeedsUpdate(floorQueue) }, secondCycleEnd: { floorQueue.flush() })
         report.checks.append(
             Check(
                 name: "dirty requests: one delivery per cycle", passed: counter.value == config.repetitions,
@@ -29,12 +34,6 @@ extension Bench {
         let observationScheduler = ObservationScheduler()
         let view = ObservationView(scheduler: observationScheduler)
         let observation = medianRepeatedRequests(config.repetitions, count: m) { view.model.value &+= 1 }
-
-        let floorQueue = FloorQueue()
-        let floorContext = FloorContext { _ in }
-        let floor = medianRepeatedRequests(
-            config.repetitions, count: m, endCycle: { floorQueue.flush() },
-            { floorContext.setNeedsUpdate(floorQueue) })
         report.rows.append(
             Row(
                 scenario: "request on a dirty context", n: m, unit: "ns", ours: ours, foundationQueue: foundation,

@@ -60,8 +60,6 @@ extension Bench {
                 floorSamples[n, default: []].append(Double(floorNs) / Double(n * cycles))
             }
         }
-        func middle(_ samples: [Double]) -> Double { samples.sorted()[samples.count / 2] }
-
         for n in sizes {
             progress("fan-out baselines N=\(n)")
             let reps = config.repetitions

@@ -22,25 +22,57 @@ func median(_ repetitions: Int, _ body: () -> (ns: UInt64, items: Int)) -> Doubl
         let (ns, items) = body()
         samples.append(Double(ns) / Double(max(items, 1)))
     }
-    samples.sort()
-    return samples[samples.count / 2]
+    return middle(samples)
 }
 
-/// The median time per request of a request repeated on a target that is already dirty: `request` once,
-/// untimed (it makes the target dirty); `count` more, timed; then `endCycle`, untimed, delivers. The shape
-/// of every "request on a dirty …" row. Inlined, so that the timed loop calls `request` directly.
+/// One sample of a request repeated on a target that is already dirty: `request` once, untimed (it makes
+/// the target dirty); `count` more, timed; then `endCycle`, untimed, delivers. Nanoseconds per request.
+/// The shape of every "request on a dirty …" row. Inlined, so that the timed loop calls `request` directly.
+@inline(__always)
+func repeatedRequestSample(count: Int, endCycle: () -> Void, _ request: () -> Void) -> Double {
+    request()
+    let ns = timed {
+        for _ in 0..<count { request() }
+    }
+    endCycle()
+    return Double(ns) / Double(max(count, 1))
+}
+
+/// The median of `repetitions` samples of ``repeatedRequestSample(count:endCycle:_:)``.
 @inline(__always)
 func medianRepeatedRequests(
     _ repetitions: Int, count: Int, endCycle: () -> Void = { turnMainRunLoop() }, _ request: () -> Void
 ) -> Double {
-    median(repetitions) {
-        request()
-        let ns = timed {
-            for _ in 0..<count { request() }
-        }
-        endCycle()
-        return (ns, count)
+    var samples: [Double] = []
+    for _ in 0..<max(repetitions, 1) {
+        samples.append(repeatedRequestSample(count: count, endCycle: endCycle, request))
     }
+    return middle(samples)
+}
+
+/// Two "request on a dirty …" figures whose ratio is a claim, measured in turns (one sample of each, then
+/// the next): both then see the same machine state. This machine's speed changes for seconds at a time;
+/// measured one after the other, the dirty request's ratio to the floor read anywhere from 1.0× to 3.5×
+/// from one process to the next, as each figure landed in a fast or a slow spell.
+@inline(__always)
+func interleavedMedianRepeatedRequests(
+    _ repetitions: Int, count: Int,
+    _ first: () -> Void, against second: () -> Void,
+    firstCycleEnd firstEnd: () -> Void = { turnMainRunLoop() },
+    secondCycleEnd secondEnd: () -> Void = { turnMainRunLoop() }
+) -> (first: Double, second: Double) {
+    var firsts: [Double] = []
+    var seconds: [Double] = []
+    for _ in 0..<max(repetitions, 1) {
+        firsts.append(repeatedRequestSample(count: count, endCycle: firstEnd, first))
+        seconds.append(repeatedRequestSample(count: count, endCycle: secondEnd, second))
+    }
+    return (middle(firsts), middle(seconds))
+}
+
+/// The median of `samples` (not empty).
+func middle(_ samples: [Double]) -> Double {
+    samples.sorted()[samples.count / 2]
 }
 
 /// Times `body` alone.

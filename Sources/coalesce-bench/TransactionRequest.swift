@@ -13,11 +13,11 @@ extension Bench {
         let context = ViewUpdatingContext(animated: false, scheduler: .mainRunLoop, refreshEvents: [])
         let counter = MainCounter()
         context.onUpdate { _ in counter.value += 1 }
-        let plain = medianRepeatedRequests(config.repetitions, count: m) { context.setNeedsUpdate(animated: true) }
+        // In turns: their ratio is the target (see `interleavedMedianRepeatedRequests`).
         let transaction = UpdateTransaction(animation: .spring(duration: 0.4, bounce: 0.2))
-        let carrying = medianRepeatedRequests(config.repetitions, count: m) {
-            context.setNeedsUpdate(transaction: transaction)
-        }
+        let (carrying, plain) = interleavedMedianRepeatedRequests(
+            config.repetitions, count: m, { context.setNeedsUpdate(transaction: transaction) },
+            against: { context.setNeedsUpdate(animated: true) })
         report.rows.append(
             Row(
                 scenario: "request carrying a transaction", n: m, unit: "ns", ours: carrying,
