@@ -16,7 +16,7 @@ extension Bench {
         // Ours and the floor in turns: their ratio is the target (see `interleavedMedianRepeatedRequests`).
         let floorQueue = FloorQueue()
         let floorContext = FloorContext { _ in }
-        let (ours, floor) = interleavedMedianRepeatedRequests(
+        let (ours, floor, ratio) = interleavedMedianRepeatedRequests(
             config.repetitions, count: m, { context.setNeedsUpdate() },
             against: { floorContext.setNeedsUpdate(floorQueue) }, secondCycleEnd: { floorQueue.flush() })
         report.checks.append(
@@ -37,9 +37,10 @@ extension Bench {
         report.rows.append(
             Row(
                 scenario: "request on a dirty context", n: m, unit: "ns", ours: ours, foundationQueue: foundation,
-                observation: observation, floor: floor, oursDeliveries: "\(counter.value)/\(config.repetitions) cycles")
+                observation: observation, floor: floor, pairedFloorRatio: ratio,
+                oursDeliveries: "\(counter.value)/\(config.repetitions) cycles")
         )
-        dirty = (ours, foundation, observation, floor)
+        dirty = (ours, foundation, observation, floor, ratio)
         withExtendedLifetime(context) {}
     }
 }

@@ -107,14 +107,18 @@ extension Bench {
             let observed = views.reduce(0) { $0 + $1.deliveries }
             let oursFigure = middle(oursSamples[n]!)
             let floorFigure = middle(floorSamples[n]!)
+            let floorRatio = pairedRatio(oursSamples[n]!, floorSamples[n]!)
             report.rows.append(
                 Row(
                     scenario: "fan-out (per context)", n: n, unit: "ns", ours: oursFigure, foundationQueue: foundation,
                     dispatchPerRequest: dispatch, observation: observed == 0 ? nil : observation,
-                    floor: floorFigure, oursDeliveries: "\(n)/\(n) contexts",
+                    floor: floorFigure, pairedFloorRatio: floorRatio, oursDeliveries: "\(n)/\(n) contexts",
                     note: foundation == nil ? "NotificationQueue capped at N=\(config.foundationFanOutCap): O(n²)" : "")
             )
-            fanOut[n] = (oursFigure, floorFigure, foundation)
+            fanOut[n] = (oursFigure, floorFigure, foundation, floorRatio)
+        }
+        if let big = oursSamples[100_000], let mid = oursSamples[1_000] {
+            fanOutFlatness = pairedRatio(big, mid)
         }
         withExtendedLifetime(ours) {}
     }

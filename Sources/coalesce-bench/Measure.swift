@@ -51,23 +51,31 @@ func medianRepeatedRequests(
 }
 
 /// Two "request on a dirty …" figures whose ratio is a claim, measured in turns (one sample of each, then
-/// the next): both then see the same machine state. This machine's speed changes for seconds at a time;
-/// measured one after the other, the dirty request's ratio to the floor read anywhere from 1.0× to 3.5×
-/// from one process to the next, as each figure landed in a fast or a slow spell.
+/// the next): both then see the same machine state. Returns each median and the ratio of the pair, the
+/// median of the per-turn ratios (``pairedRatio(_:_:)``). This machine's speed changes for seconds at a
+/// time; measured one after the other, the dirty request's ratio to the floor read anywhere from 1.0× to
+/// 3.5× from one process to the next, as each figure landed in a fast or a slow spell.
 @inline(__always)
 func interleavedMedianRepeatedRequests(
     _ repetitions: Int, count: Int,
     _ first: () -> Void, against second: () -> Void,
     firstCycleEnd firstEnd: () -> Void = { turnMainRunLoop() },
     secondCycleEnd secondEnd: () -> Void = { turnMainRunLoop() }
-) -> (first: Double, second: Double) {
+) -> (first: Double, second: Double, ratio: Double) {
     var firsts: [Double] = []
     var seconds: [Double] = []
     for _ in 0..<max(repetitions, 1) {
         firsts.append(repeatedRequestSample(count: count, endCycle: firstEnd, first))
         seconds.append(repeatedRequestSample(count: count, endCycle: secondEnd, second))
     }
-    return (middle(firsts), middle(seconds))
+    return (middle(firsts), middle(seconds), pairedRatio(firsts, seconds))
+}
+
+/// The ratio of two figures sampled in pairs (sample `i` of each taken side by side): the median of the
+/// pairs' ratios. With a machine that alternates between a fast and a slow state, the ratio of the two
+/// medians can take one side's median from each state and read more (or less) than either state's ratio.
+func pairedRatio(_ numerators: [Double], _ denominators: [Double]) -> Double {
+    middle(zip(numerators, denominators).map { $0 / $1 })
 }
 
 /// The median of `samples` (not empty).

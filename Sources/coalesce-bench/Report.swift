@@ -11,10 +11,18 @@ struct Row: Codable {
     var dispatchPerRequest: Double?
     var observation: Double?
     var floor: Double?
+    /// Ours ÷ floor from samples taken side by side: the median of each round's ratio, where both sides saw
+    /// the same machine state (`nil`: the ratio of the two medians).
+    var pairedFloorRatio: Double?
     var oursDeliveries: String
     var note: String = ""
     /// Whether bigger figures are better (a throughput), not smaller (a time, a size, a delivery rate).
     var higherIsBetter = false
+
+    /// Ours ÷ floor: the paired ratio when the scenario measured one, else the ratio of the medians.
+    var floorRatio: Double? {
+        pairedFloorRatio ?? floor.flatMap { floor in ours.map { $0 / floor } }
+    }
 
     /// How many times better ours is than `other` (above 1: ours wins).
     func advantage(over other: Double?) -> Double? {
@@ -71,7 +79,7 @@ extension Report {
             lines.append([
                 row.scenario, String(row.n), row.unit, format(row.ours), format(row.foundationQueue),
                 format(row.seedShape), format(row.dispatchPerRequest), format(row.observation), format(row.floor),
-                ratio(row.floor.flatMap { floor in row.ours.map { $0 / floor } }),
+                ratio(row.floorRatio),
                 ratio(row.advantage(over: row.foundationQueue)),
                 ratio(row.advantage(over: row.observation)),
                 ratio(row.advantage(over: row.dispatchPerRequest)),

@@ -15,7 +15,7 @@ extension Bench {
         context.onUpdate { _ in counter.value += 1 }
         // In turns: their ratio is the target (see `interleavedMedianRepeatedRequests`).
         let transaction = UpdateTransaction(animation: .spring(duration: 0.4, bounce: 0.2))
-        let (carrying, plain) = interleavedMedianRepeatedRequests(
+        let (carrying, plain, ratio) = interleavedMedianRepeatedRequests(
             config.repetitions, count: m, { context.setNeedsUpdate(transaction: transaction) },
             against: { context.setNeedsUpdate(animated: true) })
         report.rows.append(
@@ -23,7 +23,7 @@ extension Bench {
                 scenario: "request carrying a transaction", n: m, unit: "ns", ours: carrying,
                 oursDeliveries: "\(counter.value)/\(2 * config.repetitions) cycles",
                 note: "a plain animated request on the same dirty context: \(String(format: "%.1f", plain)) ns"))
-        transactionCost = (carrying, plain)
+        transactionCost = (carrying, plain, ratio)
 
         // Completions: every one attached to an absorbed request is called exactly once.
         let completed = MainCounter()
