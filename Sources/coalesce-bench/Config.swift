@@ -3,6 +3,10 @@ struct Config {
     let quick: Bool
 
     var repetitions: Int { quick ? 3 : 7 }
+    /// Samples of each side of a ratio measured in turns (and fan-out's rounds): more than `repetitions`,
+    /// because a sample is short (a few milliseconds) and one that a preemption or a change of the
+    /// machine's speed hits moves its pair's ratio.
+    var pairedSamples: Int { quick ? 5 : 21 }
     var burstSizes: [Int] { [1, 10, 1_000, 100_000] }
     var fanOutSizes: [Int] { quick ? [1, 100, 1_000, 10_000] : [1, 100, 1_000, 10_000, 100_000] }
     /// Foundation's queue is O(n) per enqueue: one queue holding n senders costs O(n²) per cycle.

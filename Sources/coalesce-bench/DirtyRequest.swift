@@ -17,12 +17,12 @@ extension Bench {
         let floorQueue = FloorQueue()
         let floorContext = FloorContext { _ in }
         let (ours, floor, ratio) = interleavedMedianRepeatedRequests(
-            config.repetitions, count: m, { context.setNeedsUpdate() },
+            config.pairedSamples, count: m, { context.setNeedsUpdate() },
             against: { floorContext.setNeedsUpdate(floorQueue) }, secondCycleEnd: { floorQueue.flush() })
         report.checks.append(
             Check(
-                name: "dirty requests: one delivery per cycle", passed: counter.value == config.repetitions,
-                detail: "\(counter.value) deliveries for \(config.repetitions) cycles of \(m + 1) requests"))
+                name: "dirty requests: one delivery per cycle", passed: counter.value == config.pairedSamples,
+                detail: "\(counter.value) deliveries for \(config.pairedSamples) cycles of \(m + 1) requests"))
 
         let (queue, _) = foundationQueue()
         let note = Notification(name: benchName)
@@ -38,7 +38,7 @@ extension Bench {
             Row(
                 scenario: "request on a dirty context", n: m, unit: "ns", ours: ours, foundationQueue: foundation,
                 observation: observation, floor: floor, pairedFloorRatio: ratio,
-                oursDeliveries: "\(counter.value)/\(config.repetitions) cycles")
+                oursDeliveries: "\(counter.value)/\(config.pairedSamples) cycles")
         )
         dirty = (ours, foundation, observation, floor, ratio)
         withExtendedLifetime(context) {}

@@ -35,7 +35,7 @@ extension Bench {
         var oursSamples: [Int: [Double]] = [:]
         var floorSamples: [Int: [Double]] = [:]
         var exact: [Int: Bool] = [:]
-        let rounds = config.quick ? 5 : 9
+        let rounds = config.pairedSamples
         for _ in 0..<rounds {
             for n in sizes {
                 let set = ours[n]![0]

@@ -16,12 +16,12 @@ extension Bench {
         // In turns: their ratio is the target (see `interleavedMedianRepeatedRequests`).
         let transaction = UpdateTransaction(animation: .spring(duration: 0.4, bounce: 0.2))
         let (carrying, plain, ratio) = interleavedMedianRepeatedRequests(
-            config.repetitions, count: m, { context.setNeedsUpdate(transaction: transaction) },
+            config.pairedSamples, count: m, { context.setNeedsUpdate(transaction: transaction) },
             against: { context.setNeedsUpdate(animated: true) })
         report.rows.append(
             Row(
                 scenario: "request carrying a transaction", n: m, unit: "ns", ours: carrying,
-                oursDeliveries: "\(counter.value)/\(2 * config.repetitions) cycles",
+                oursDeliveries: "\(counter.value)/\(2 * config.pairedSamples) cycles",
                 note: "a plain animated request on the same dirty context: \(String(format: "%.1f", plain)) ns"))
         transactionCost = (carrying, plain, ratio)
 
