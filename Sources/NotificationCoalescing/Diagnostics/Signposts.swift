@@ -11,7 +11,7 @@ import os
 /// On Apple platforms `OSSignposter` (iOS 15 / macOS 12) or `os_signpost` below; nothing elsewhere. When no
 /// tool records, an interval costs one check of the log's state.
 @usableFromInline
-package enum Signposts {
+package enum Signposts: Sendable {
     /// The interval's name in Instruments.
     @usableFromInline
     package enum Name: Sendable {

@@ -7,7 +7,7 @@ import CCoalescingSupport
 /// Two objects may share a lock; every critical section under it is a few instructions and never calls
 /// out, so sharing costs nothing that matters.
 @usableFromInline
-package enum StripedLocks {
+package enum StripedLocks: Sendable {  // (stated: a @usableFromInline type is not inferred Sendable)
     /// Runs `body` holding the lock for `object` (one of CCoalescingSupport's `cvu_stripes`). Inlinable, so
     /// that callers in other modules (the contexts' storage) take the lock without a call.
     @inlinable @inline(__always)
