@@ -15,12 +15,13 @@ struct Bench {
     var report: Report
 
     /// Figures that the targets compare, kept as the scenarios measure them.
-    var dirty: (ours: Double, foundation: Double, observation: Double, floor: Double, floorRatio: Double)?
-    var fanOut: [Int: (ours: Double, floor: Double, foundation: Double?, floorRatio: Double)] = [:]
+    var dirty: (ours: Double, foundation: Double, observation: Double, floorRatio: Double)?
+    var fanOut: [Int: (ours: Double, foundation: Double?, floorRatio: Double)] = [:]
     /// Fan-out per context at N = 100 000 ÷ at N = 1 000, paired by round.
     var fanOutFlatness: Double?
     var idleBytes: Double?
-    var transactionCost: (carrying: Double, plain: Double, ratio: Double)?
+    /// A request carrying a transaction ÷ a plain request on the same dirty context, paired.
+    var transactionRatio: Double?
     var enqueueCost: [Int: Double] = [:]
     var source: (perTurn: SourceRun, perFrame: SourceRun, dispatch: SourceRun, observation: SourceRun)?
 

@@ -40,7 +40,7 @@ extension Bench {
                 observation: observation, floor: floor, pairedFloorRatio: ratio,
                 oursDeliveries: "\(counter.value)/\(config.pairedSamples) cycles")
         )
-        dirty = (ours, foundation, observation, floor, ratio)
+        dirty = (ours, foundation, observation, ratio)
         withExtendedLifetime(context) {}
     }
 }

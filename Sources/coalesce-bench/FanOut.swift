@@ -115,7 +115,7 @@ extension Bench {
                     floor: floorFigure, pairedFloorRatio: floorRatio, oursDeliveries: "\(n)/\(n) contexts",
                     note: foundation == nil ? "NotificationQueue capped at N=\(config.foundationFanOutCap): O(n²)" : "")
             )
-            fanOut[n] = (oursFigure, floorFigure, foundation, floorRatio)
+            fanOut[n] = (oursFigure, foundation, floorRatio)
         }
         if let big = oursSamples[100_000], let mid = oursSamples[1_000] {
             fanOutFlatness = pairedRatio(big, mid)

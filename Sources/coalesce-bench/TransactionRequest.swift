@@ -23,7 +23,7 @@ extension Bench {
                 scenario: "request carrying a transaction", n: m, unit: "ns", ours: carrying,
                 oursDeliveries: "\(counter.value)/\(2 * config.pairedSamples) cycles",
                 note: "a plain animated request on the same dirty context: \(String(format: "%.1f", plain)) ns"))
-        transactionCost = (carrying, plain, ratio)
+        transactionRatio = ratio
 
         // Completions: every one attached to an absorbed request is called exactly once.
         let completed = MainCounter()
