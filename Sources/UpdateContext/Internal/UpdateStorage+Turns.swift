@@ -85,7 +85,9 @@ extension UpdateStorage {
     /// each claimed under the lock and called outside it.
     ///
     /// An outlined function that owns the entry it is given: called where the delivery held its copy, an
-    /// updater was copied twice more around the call (two more retain/release pairs per delivery).
+    /// updater was copied twice more around the call (two more retain/release pairs per delivery). The
+    /// first call is written apart from the loop's for the same reason: one `var current` for both made
+    /// the optimiser copy the entry again around each call.
     @inline(never)
     private func callUpdaters(
         from first: consuming UpdaterEntry?, upTo limit: UInt64, stripe: CUnsignedInt, animated: Bool,
