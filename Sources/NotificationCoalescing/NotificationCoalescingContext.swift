@@ -108,10 +108,11 @@ public final class NotificationCoalescingContext: Sendable {
         let modes = forModes ?? CoalescingCore.defaultModes
         switch postingStyle {
         case .now:
-            precondition(
-                core.scheduler.isCurrent,
-                "NotificationCoalescingContext.enqueue(postingStyle: .now) called off its scheduler's thread; "
-                    + "handlers run only there. Use .asap from other threads.")
+            if !core.scheduler.isCurrent {
+                fatalError(
+                    "NotificationCoalescingContext.enqueue(postingStyle: .now) called off its scheduler's thread; "
+                        + "handlers run only there. Use .asap from other threads.")
+            }
             core.removeMatching(notification, mask: coalesceMask)
             if let mode = core.scheduler.currentMode {
                 let turn = SchedulerTurn(

@@ -94,37 +94,55 @@ public final class StateUpdatingContext<State: Equatable> {
     ///
     /// - Parameters:
     ///   - animated: The flag of the request (`nil` leaves it to the context's rules).
-    ///   - body: The change. It may read ``state``; calling ``modify(animated:_:)`` (or setting
-    ///     ``state``) from inside it is a programming error, stopped by a precondition that names it.
+    ///   - file: The caller's file (`#fileID`): what diagnostics name, and the message of a nested call.
+    ///   - line: The caller's line.
+    ///   - body: The change. It may read ``state``; calling `modify` (or setting ``state``) from inside it is
+    ///     a programming error: it stops the program, in every build, with a message naming it and the
+    ///     caller's line.
+    ///
+    /// Inside ``withUpdateTransaction(_:_:)`` the request carries the scope's transaction; an animated one
+    /// made while a non-animated change is pending first renders the state before this change, not
+    /// animated, then animates this one (see ``onRender(_:)``).
     ///
     /// Named `modify`, not `update`: on a ``ViewUpdatingContext`` `update()` renders now; this changes state.
-    public func modify(animated: Bool? = nil, _ body: (inout State) -> Void) {
-        if commit(animated: animated, body) { context.setNeedsUpdate(animated: animated) }
+    public func modify(
+        animated: Bool? = nil, file: StaticString = #fileID, line: UInt = #line, _ body: (inout State) -> Void
+    ) {
+        // Inside `withUpdateTransaction`, a request with no flag is as animated as the scope's transaction
+        // (which, without an animation, is an explicit non-animated request): the early flush's state
+        // follows the request's effective flag.
+        let effective = animated ?? UpdateTransaction.current.map { $0.isAnimated }
+        if commit(animated: effective, file: file, line: line, body) {
+            context.setNeedsUpdate(animated: animated, file: file, line: line)
+        }
     }
 
     /// Changes the state like ``modify(animated:_:)``, and requests its render with `transaction` (see
     /// ``ViewUpdatingContext/setNeedsUpdate(transaction:)``). A change that leaves the state equal requests
     /// nothing: the transaction's completions are then called at once, as dropped
     /// (``UpdateCompletion/DropReason/noUpdaters``: nothing was to be shown).
-    public func modify(transaction: UpdateTransaction, _ body: (inout State) -> Void) {
-        if commit(animated: transaction.isAnimated, body) {
+    public func modify(
+        transaction: UpdateTransaction, file: StaticString = #fileID, line: UInt = #line,
+        _ body: (inout State) -> Void
+    ) {
+        if commit(animated: transaction.isAnimated, file: file, line: line, body) {
             context.setNeedsUpdate(transaction: transaction)
         } else {
-            context.storage.drop(transaction, .noUpdaters)
+            transaction.tellUnrequestedDropped(.noUpdaters)
         }
     }
 
     /// Runs `body` on the state until it commits, keeping the early flush's state for a request with
     /// `animated`; returns whether the state changed.
-    private func commit(animated: Bool?, _ body: (inout State) -> Void) -> Bool {
+    private func commit(animated: Bool?, file: StaticString, line: UInt, _ body: (inout State) -> Void) -> Bool {
         let me = ThreadIdentity.current
         while true {
             let (before, version) = storage.withLock { stored -> (State, UInt64) in
-                let nested = stored.bodyThreads.contains { $0.isCurrent }
-                precondition(
-                    !nested,
-                    "StateUpdatingContext.modify(_:) called from inside its own body (or `state` set there); "
-                        + "change the state through the body's inout parameter")
+                if stored.bodyThreads.contains(where: { $0.isCurrent }) {
+                    Misuse.unrecoverable(
+                        "StateUpdatingContext.modify called from inside its own body (or `state` set there); "
+                            + "change the state through the body's inout parameter", file: file, line: line)
+                }
                 stored.bodyThreads.append(me)
                 return (stored.state, stored.version)
             }

@@ -61,6 +61,17 @@ struct UpdateRules: Equatable, Sendable {
         return outcome
     }
 
+    /// An animated change is about to land while `f == false`: the early non-animated flush that
+    /// `request(true)` would make, made now — before the change — so that it shows the state before it.
+    /// `f` is cleared and the update stays scheduled; the request that follows the change sets the flag.
+    /// Returns whether to deliver `false` now (never while suspended: then `f == false` is kept, as
+    /// `request(true)` keeps it).
+    mutating func flushBeforeAnimatedChange() -> Bool {
+        guard pendingFlag == false, !isSuspended else { return false }
+        pendingFlag = nil
+        return true
+    }
+
     /// `update(animated: flag)`: the value to deliver now, or `nil` while suspended (then it is kept).
     mutating func update(_ flag: Bool?, defaultAnimated: Bool) -> Bool? {
         if let flag { pendingFlag = flag }

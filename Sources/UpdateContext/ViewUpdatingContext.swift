@@ -9,18 +9,15 @@ import NotificationCoalescing
 ///
 /// ```swift
 /// final class ProfileViewController: UIViewController {
-///     private lazy var updater: ViewUpdatingContext = {
-///         let updater = ViewUpdatingContext(animated: false)
-///         updater.onUpdate { [weak self] animated in self?.render(animated: animated) }
-///         return updater
-///     }()
+///     let updateContext = ViewUpdatingContext()
 ///
-///     var name = "" { didSet { updater.setNeedsUpdate() } }
-///     var color = UIColor.black { didSet { updater.setNeedsUpdate(animated: true) } }
+///     var name = "" { willSet { updateContext.setNeedsUpdate() } }
+///     var color = UIColor.black { willSet { updateContext.setNeedsUpdate(animated: true) } }
 ///
-///     override func viewWillAppear(_ animated: Bool) {
-///         super.viewWillAppear(animated)
-///         updater.update()
+///     override func viewDidLoad() {
+///         super.viewDidLoad()
+///         updateContext.onUpdate { [weak self] animated in self?.render(animated: animated) }
+///         updateContext.update()
 ///     }
 ///
 ///     private func render(animated: Bool) { /* set labels and colours, animated or not */ }
@@ -58,6 +55,11 @@ public final class ViewUpdatingContext: Sendable {
     nonisolated(unsafe) let storage: UpdateStorage
     /// What the other products' triggers (Combine) attach to: it outlives the context only to say it is gone.
     package var updateLink: UpdateLink { storage.link }
+
+    /// For the other products' property wrappers: see `UpdateStorage.flushBeforeChange(_:)`.
+    package func flushBeforeChange(animated: Bool?) {
+        storage.flushBeforeChange(animated)
+    }
 
     /// What diagnostics call this context (reports, signposts, `debugDescription`): the label given to the
     /// initialiser, or where the context was created, `#fileID:#line` (`MyApp/ProfileViewController.swift:42`).
@@ -107,7 +109,7 @@ public final class ViewUpdatingContext: Sendable {
     ///     `ManualScheduler` that a test turns by hand (it then stands in for the main thread: updaters
     ///     run on the thread that turns it), or your own `CoalescingScheduler` subclass. It must say that
     ///     its turns are the main thread's cycles (`isMainThreadScheduler`); any other is a programming
-    ///     error, stopped by a precondition.
+    ///     error, which stops the program in every build with a message naming the caller's line.
     ///   - refreshEvents: Notifications that force an ``update(animated:file:line:)`` when posted: at once when
     ///     posted on the main thread, in the next cycle when posted elsewhere (several posted together
     ///     deliver once). Empty to observe nothing.
@@ -122,11 +124,12 @@ public final class ViewUpdatingContext: Sendable {
         center: NotificationCenter = .default,
         file: StaticString = #fileID, line: UInt = #line
     ) {
-        precondition(
-            scheduler.isMainThreadScheduler,
-            "ViewUpdatingContext needs a scheduler whose turns are the main thread's cycles "
-                + "(.mainRunLoop, .dispatchMain, a ManualScheduler, or one whose isMainThreadScheduler is true); "
-                + "got \(type(of: scheduler))", file: file, line: line)
+        if !scheduler.isMainThreadScheduler {
+            Misuse.unrecoverable(
+                "ViewUpdatingContext needs a scheduler whose turns are the main thread's cycles "
+                    + "(.mainRunLoop, .dispatchMain, a ManualScheduler, or one whose isMainThreadScheduler is true); "
+                    + "got \(type(of: scheduler))", file: file, line: line)
+        }
         let storage = UpdateStorage.make(
             animated: animated, scheduler: scheduler, label: DiagnosticLabel(label, file: file, line: line))
         self.storage = storage
@@ -183,8 +186,51 @@ public final class ViewUpdatingContext: Sendable {
     ///
     /// Any thread. On the main thread, a request on a context that already has an update pending with the
     /// same flag takes no lock, allocates nothing and posts nothing.
+    ///
+    /// > Important: Request *before* you change, or use ``setNeedsUpdate(animated:file:line:_:)``. An
+    /// > animated request made after a non-animated one first delivers at once, not animated: made after
+    /// > the change (in a `didSet`), that delivery already shows the change, and the animated one has
+    /// > nothing left to animate. On the main thread, request in `willSet`; from any thread, pass the
+    /// > change as a closure.
     public func setNeedsUpdate(animated: Bool? = nil, file: StaticString = #fileID, line: UInt = #line) {
         storage.setNeedsUpdate(animated, file: file, line: line)
+    }
+
+    /// Makes `changes` and requests an update for them, in the order that keeps the animated-flag rules
+    /// true: the early non-animated flush that an animated request makes (a `false` is pending) is
+    /// delivered *before* `changes` run, so it shows the state before them; then `changes` run; then the
+    /// request is made, and the end of the cycle shows them, animated. What ``NeedsUpdate`` properties do
+    /// for you, for state the library cannot see.
+    ///
+    /// ```swift
+    /// final class Panel {
+    ///     let updateContext = ViewUpdatingContext()
+    ///     private(set) var isExpanded = false
+    ///
+    ///     func expand() {
+    ///         updateContext.setNeedsUpdate(animated: true) { isExpanded = true }
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - animated: The request's flag, as for ``setNeedsUpdate(animated:file:line:)``. With no flag,
+    ///     inside ``withUpdateTransaction(_:_:)``, the scope's transaction decides whether it animates.
+    ///   - file: The caller's file (`#fileID`): what diagnostics name as the request's call site.
+    ///   - line: The caller's line.
+    ///   - changes: The changes; they run once, on the calling thread, before this returns.
+    /// - Returns: What `changes` returns.
+    ///
+    /// Any thread. The flush happens on the main thread only; from another thread `changes` run and the
+    /// request follows them, applied on the main thread in arrival order like any request.
+    @discardableResult
+    public func setNeedsUpdate<Result>(
+        animated: Bool? = nil, file: StaticString = #fileID, line: UInt = #line, _ changes: () throws -> Result
+    ) rethrows -> Result {
+        storage.flushBeforeChange(animated)
+        let result = try changes()
+        storage.setNeedsUpdate(animated, file: file, line: line)
+        return result
     }
 
     /// Delivers at once (synchronously) and cancels the update scheduled for the end of the cycle.

@@ -242,6 +242,11 @@ public struct ViewInvalidating<Value: Equatable, Invalidation: ViewUpdatingInval
         set {
             let old = instance[keyPath: storageKeyPath]
             guard old.value != newValue else { return }
+            // `.update(animated: true)` (or `.update` in an animated scope) flushes a pending non-animated
+            // update before the change lands, as `@NeedsUpdate` does.
+            if let requesting = old.invalidation as? any UpdateRequestingInvalidation {
+                requesting.flushBeforeChange(of: instance)
+            }
             instance[keyPath: storageKeyPath].value = newValue
             old.invalidation.invalidate(object: instance)
         }
@@ -289,6 +294,14 @@ public struct InvalidationPair<First, Second> {
 }
 
 extension InvalidationPair: Sendable where First: Sendable, Second: Sendable {}
+
+extension InvalidationPair: UpdateRequestingInvalidation
+where First: ViewUpdatingInvalidation, Second: ViewUpdatingInvalidation {
+    func flushBeforeChange(of object: any ViewUpdating) {
+        (first as? any UpdateRequestingInvalidation)?.flushBeforeChange(of: object)
+        (second as? any UpdateRequestingInvalidation)?.flushBeforeChange(of: object)
+    }
+}
 
 extension InvalidationPair: ViewUpdatingInvalidation
 where First: ViewUpdatingInvalidation, Second: ViewUpdatingInvalidation {

@@ -26,6 +26,19 @@ public struct UpdateInvalidation: ViewUpdatingInvalidation, Sendable {
     }
 }
 
+/// An invalidation that requests an update of the object's context: before the property changes, the
+/// setter lets it flush a pending non-animated update that its animated request would flush anyway (see
+/// `ViewUpdatingContext.setNeedsUpdate(animated:file:line:_:)`), so that flush shows the old value.
+protocol UpdateRequestingInvalidation {
+    func flushBeforeChange(of object: any ViewUpdating)
+}
+
+extension UpdateInvalidation: UpdateRequestingInvalidation {
+    func flushBeforeChange(of object: any ViewUpdating) {
+        object.updateContext.flushBeforeChange(animated: animated)
+    }
+}
+
 extension ViewUpdatingInvalidation where Self == UpdateInvalidation {
     /// Requests an update of the enclosing ``ViewUpdating`` object's context, flag left to its rules.
     public static var update: UpdateInvalidation { UpdateInvalidation() }
@@ -40,8 +53,7 @@ extension UpdateInvalidation: ViewInvalidation {
     /// does not).
     public func invalidate(view: InvalidatedView) {
         guard let owner = view as Any as? any ViewUpdating else {
-            preconditionFailure(
-                "@ViewInvalidating(.update) on \(type(of: view)), which does not conform to ViewUpdating")
+            fatalError("@ViewInvalidating(.update) on \(type(of: view)), which does not conform to ViewUpdating")
         }
         invalidate(object: owner)
     }
@@ -70,8 +82,7 @@ public struct ViewSystemInvalidation: ViewInvalidation, Sendable {
         let onMain = MainThreadView(view: view)
         MainActor.assumeIsolated {
             guard invalidateOnMain(onMain.view) else {
-                preconditionFailure(
-                    "@ViewInvalidating(.\(kind.rawValue)) is not supported on \(type(of: onMain.view))")
+                fatalError("@ViewInvalidating(.\(kind.rawValue)) is not supported on \(type(of: onMain.view))")
             }
         }
     }

@@ -239,12 +239,19 @@ public struct ViewPropertyInvalidating<Value: Equatable, Invalidation: ViewInval
     ) -> Value {
         get { instance[keyPath: storageKeyPath].value }
         set {
-            precondition(
-                Thread.isMainThread,
-                "@ViewInvalidating property of \(type(of: instance)) set off the main thread: views are main-thread only"
-            )
+            if !Thread.isMainThread {
+                // fatalError: the message survives release builds (a precondition's does not).
+                fatalError(
+                    "@ViewInvalidating property of \(type(of: instance)) set off the main thread: views are main-thread only"
+                )
+            }
             let old = instance[keyPath: storageKeyPath]
             guard old.value != newValue else { return }
+            if let requesting = old.invalidation as? any UpdateRequestingInvalidation,
+                let object = instance as Any as? any ViewUpdating
+            {
+                requesting.flushBeforeChange(of: object)  // see `@ViewInvalidating` outside views
+            }
             instance[keyPath: storageKeyPath].value = newValue
             old.invalidation.invalidate(view: instance)
             if let observer = instance as Any as? any ViewInvalidationObserving {

@@ -12,6 +12,45 @@ final class PreconditionTests: XCTestCase {
         "NaN delay": { _ = UpdateAnimation.default.delay(.nan) },
         "bounce above 1": { _ = UpdateAnimation.spring(duration: 0.3, bounce: 1.5) },
         "non-finite bounce": { _ = UpdateAnimation.spring(duration: 0.3, bounce: -.infinity) },
+        "negative spring": { _ = UpdateAnimation.spring(duration: -1) },
+        // Unrecoverable misuse, each at the caller's line, in every build (`.ci/run` runs these in `-c release`).
+        "non-main scheduler": {
+            let scheduler = NotificationCoalescing.Locked<RunLoopScheduler?>(nil)
+            let made = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                scheduler.withLock { $0 = .currentRunLoop }
+                made.signal()
+                Thread.sleep(forTimeInterval: 60)
+            }
+            made.wait()
+            _ = ViewUpdatingContext(scheduler: scheduler.withLock { $0 }!, refreshEvents: [])
+        },
+        "nested modify": {
+            let context = StateUpdatingContext(state: 0, scheduler: ManualScheduler(), refreshEvents: [])
+            context.modify { _ in context.modify { $0 = 1 } }
+        },
+        "animator skips its block": {
+            let context = ViewUpdatingContext(scheduler: ManualScheduler(), refreshEvents: [])
+            context.animateWithFlushedUpdates(using: { _ in }) {}
+        },
+        "turn off its thread": {
+            let scheduler = ManualScheduler()
+            let done = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                scheduler.turn()
+                done.signal()
+            }
+            done.wait()
+        },
+        "view updated off the main thread": {
+            let done = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                let badge = OffMainBadge()
+                badge.startUpdatingView()
+                done.signal()
+            }
+            done.wait()
+        },
     ]
 
     /// The child's entry point: runs the case named by `CVU_TRAP_CASE` (it must not return). Skipped in a
@@ -62,6 +101,25 @@ final class PreconditionTests: XCTestCase {
         #endif
     }
 
+    /// Misuse nothing sensible can follow stops every build — release too, where `precondition` loses its
+    /// text — with a message naming the API and the caller's line (this file).
+    func testUnrecoverableMisuseStopsWithItsMessageAtTheCallersLine() throws {
+        let here = "UpdateContextTests/PreconditionTests.swift"
+        try assertTraps("negative spring", mentioning: "UpdateAnimation.spring(duration:bounce:): duration must be finite")
+        try assertTraps("negative spring", mentioning: here)
+        try assertTraps("non-main scheduler", mentioning: "needs a scheduler whose turns are the main thread's cycles")
+        try assertTraps("non-main scheduler", mentioning: here)
+        try assertTraps("nested modify", mentioning: "StateUpdatingContext.modify called from inside its own body")
+        try assertTraps("nested modify", mentioning: here)
+        try assertTraps("animator skips its block", mentioning: "must call its animations block before it returns")
+        try assertTraps("animator skips its block", mentioning: here)
+        try assertTraps("turn off its thread", mentioning: "ManualScheduler.turn(mode:) must be called on the thread")
+        try assertTraps("turn off its thread", mentioning: here)
+        try assertTraps("view updated off the main thread", mentioning: "OffMainBadge.updateView(animated:) is @MainActor")
+        try assertTraps("view updated off the main thread", mentioning: "mark the test @MainActor")
+        try assertTraps("view updated off the main thread", mentioning: here)
+    }
+
     func testBadDurationsDelaysAndBouncesStopWithAMessageNamingThem() throws {
         try assertTraps("negative duration", mentioning: "duration must be finite and not negative (got -1.0)")
         try assertTraps("infinite duration", mentioning: "duration must be finite and not negative (got inf)")
@@ -69,4 +127,11 @@ final class PreconditionTests: XCTestCase {
         try assertTraps("bounce above 1", mentioning: "bounce must be finite and between -1 and 1 (got 1.5)")
         try assertTraps("non-finite bounce", mentioning: "bounce must be finite and between -1 and 1 (got -inf)")
     }
+}
+
+/// The README's `Badge`, not main-actor isolated, driven by a manual scheduler made on another thread.
+private final class OffMainBadge: ViewUpdating {
+    let updateContext = ViewUpdatingContext(scheduler: ManualScheduler(), refreshEvents: [])
+    @NeedsUpdate var count = 0
+    func updateView(animated: Bool) {}
 }

@@ -5,9 +5,18 @@ import Foundation
 /// shipping app — report it through ``UpdateDiagnostics`` (a `.misuse` report: standard error on Linux,
 /// the unified log on Apple platforms, or the app's own handler) and carry on with the documented recovery.
 ///
-/// Mistakes that cannot be recovered from (a scheduler that is not the main thread's) stay preconditions,
-/// also with the caller's line where the API can take it.
+/// Mistakes that cannot be recovered from (a scheduler that is not the main thread's) stop the program in
+/// every build with ``unrecoverable(_:file:line:)``, naming the API and the caller's line where the API can
+/// take it.
 package enum Misuse {
+    /// Stops the program: a mistake nothing sensible can follow. `fatalError`, not `precondition`: the
+    /// message and the caller's `#fileID:#line` survive `-O` (a release build's precondition prints only
+    /// "precondition failure").
+    package static func unrecoverable(_ message: @autoclosure () -> String, file: StaticString, line: UInt) -> Never
+    {
+        fatalError(message(), file: file, line: line)
+    }
+
     /// What a report says: the message and the caller's `#fileID:#line`.
     package struct Report: Sendable, CustomStringConvertible {
         package let message: String

@@ -200,11 +200,16 @@ open class CoalescingScheduler: @unchecked Sendable {
     /// - Parameter mode: The mode of the turn; `nil` admits work of every mode.
     /// - Returns: How many clients were called (0 for a turn that found nothing to do).
     ///
-    /// > Important: Call it only on the scheduler's thread (a precondition checks ``isCurrent``). Work that
-    /// > a handler schedules during the turn waits for the next one.
+    /// > Important: Call it only on the scheduler's thread (``isCurrent``): called elsewhere, it stops the
+    /// > program in every build, naming the caller's line. Work that a handler schedules during the turn
+    /// > waits for the next one.
     @discardableResult
-    public final func runTurn(mode: RunLoop.Mode? = nil) -> Int {
-        precondition(isCurrent, "CoalescingScheduler.runTurn(mode:) called off the scheduler's thread")
+    public final func runTurn(mode: RunLoop.Mode? = nil, file: StaticString = #fileID, line: UInt = #line) -> Int {
+        if !isCurrent {
+            Misuse.unrecoverable(
+                "CoalescingScheduler.runTurn(mode:) must be called on the scheduler's thread (\(label))", file: file,
+                line: line)
+        }
         return runTurn(mode: mode, isCommonMode: mode.map(isCommon) ?? true)
     }
 

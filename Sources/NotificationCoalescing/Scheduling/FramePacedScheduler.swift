@@ -71,9 +71,19 @@ public final class FramePacedScheduler: CoalescingScheduler, @unchecked Sendable
     public convenience init(
         label: String? = nil, framesPerSecond: Double = 60, file: StaticString = #fileID, line: UInt = #line
     ) {
+        Self.checkRate(framesPerSecond, file: file, line: line)
         self.init(
             label: DiagnosticLabel(label, file: file, line: line), framesPerSecond: framesPerSecond,
             followsDisplay: false)
+    }
+
+    /// A bad rate stops the program in every build, naming the caller's line.
+    private static func checkRate(_ framesPerSecond: Double, file: StaticString, line: UInt) {
+        if !(framesPerSecond.isFinite && framesPerSecond > 0 && framesPerSecond <= 1_000) {
+            Misuse.unrecoverable(
+                "FramePacedScheduler(framesPerSecond:) needs a rate above 0 and at most 1 000; got \(framesPerSecond)",
+                file: file, line: line)
+        }
     }
 
     private convenience init(label: DiagnosticLabel, framesPerSecond: Double, followsDisplay: Bool) {
@@ -88,9 +98,7 @@ public final class FramePacedScheduler: CoalescingScheduler, @unchecked Sendable
         followsDisplay: Bool, display: FrameClockPlan.Display,
         makeClock: @escaping @Sendable (FrameClockPlan, Double, @escaping () -> Void) -> any FrameClock
     ) {
-        precondition(
-            framesPerSecond.isFinite && framesPerSecond > 0 && framesPerSecond <= 1_000,
-            "FramePacedScheduler(framesPerSecond:) needs a rate above 0 and at most 1 000; got \(framesPerSecond)")
+        Self.checkRate(framesPerSecond, file: #fileID, line: #line)
         self.framesPerSecond = framesPerSecond
         self.followsDisplay = followsDisplay
         plan = FrameClockPlan.plan(framesPerSecond: framesPerSecond, followsDisplay: followsDisplay, display: display)
@@ -127,13 +135,13 @@ public final class FramePacedScheduler: CoalescingScheduler, @unchecked Sendable
 
     /// How many frames have ticked so far (each runs at most one turn). Main thread.
     public var tickCount: Int {
-        precondition(isCurrent, "FramePacedScheduler.tickCount is read on the main thread")
+        if !isCurrent { fatalError("FramePacedScheduler.tickCount must be read on the main thread") }
         return ticks
     }
 
     /// Whether the clock is paused: nothing is waiting, so no frame ticks. Main thread.
     public var isPaused: Bool {
-        precondition(isCurrent, "FramePacedScheduler.isPaused is read on the main thread")
+        if !isCurrent { fatalError("FramePacedScheduler.isPaused must be read on the main thread") }
         return clock?.isPaused ?? true
     }
 

@@ -65,9 +65,19 @@ public final class ManualScheduler: CoalescingScheduler, @unchecked Sendable {
     ///
     /// Work scheduled during the turn (by handlers) waits for the next one.
     /// - Returns: How many clients had work waiting (0 when the turn found nothing to do).
+    /// - Parameters:
+    ///   - mode: The mode of the turn.
+    ///   - file: The caller's file (`#fileID`): a turn off the scheduler's thread stops the program, in
+    ///     every build, with a message naming this line.
+    ///   - line: The caller's line.
     @discardableResult
-    public func turn(mode: RunLoop.Mode = .default) -> Int {
-        precondition(isCurrent, "ManualScheduler.turn(mode:) must be called on the thread that created the scheduler")
+    public func turn(mode: RunLoop.Mode = .default, file: StaticString = #fileID, line: UInt = #line) -> Int {
+        if !isCurrent {
+            Misuse.unrecoverable(
+                "ManualScheduler.turn(mode:) must be called on the thread that created the scheduler "
+                    + "(\(label)); create the scheduler on the thread that turns it (in Swift Testing, mark the "
+                    + "test @MainActor when its contexts update views)", file: file, line: line)
+        }
         let outer = self.mode
         self.mode = mode
         defer { self.mode = outer }
@@ -93,12 +103,17 @@ public final class ManualScheduler: CoalescingScheduler, @unchecked Sendable {
     /// - Throws: ``NotIdle`` when work was still asking for a turn after `maxTurns` turns (a handler that
     ///   reschedules itself every turn): a hang turned into a failure.
     @discardableResult
-    public func runUntilIdle(mode: RunLoop.Mode = .default, maxTurns: Int = 1_000) throws -> Int {
-        precondition(maxTurns > 0, "ManualScheduler.runUntilIdle(maxTurns:) needs maxTurns > 0")
+    public func runUntilIdle(
+        mode: RunLoop.Mode = .default, maxTurns: Int = 1_000, file: StaticString = #fileID, line: UInt = #line
+    ) throws -> Int {
+        if maxTurns <= 0 {
+            Misuse.unrecoverable(
+                "ManualScheduler.runUntilIdle(maxTurns:) needs maxTurns > 0 (got \(maxTurns))", file: file, line: line)
+        }
         var turns = 0
         while hasWork(admittedBy: mode) {
             guard turns < maxTurns else { throw NotIdle(turns: turns) }
-            turn(mode: mode)
+            turn(mode: mode, file: file, line: line)
             turns += 1
         }
         return turns

@@ -65,7 +65,7 @@ package final class PassScheduler: CoalescingScheduler, @unchecked Sendable {
     /// - Returns: How many clients had work waiting.
     @discardableResult
     package func runPass() -> Int {
-        precondition(isCurrent, "PassScheduler.runPass() must be called on the main thread (inside the pass)")
+        if !isCurrent { fatalError("PassScheduler.runPass() must be called on the main thread (inside the pass)") }
         return runTurn(mode: nil, isCommonMode: true)
     }
 }

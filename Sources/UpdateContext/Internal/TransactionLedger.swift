@@ -18,15 +18,20 @@ final class TransactionLedger: @unchecked Sendable {
 
     init() {}
 
-    /// Merges `transaction` after what is pending.
-    func merge(_ transaction: UpdateTransaction) {
-        state.withLock { state in
+    /// Merges `transaction` after what is pending, unless `isGone` (asked under the lock) says the context
+    /// is gone: then returns `false` and keeps nothing.
+    func merge(_ transaction: UpdateTransaction, unless isGone: () -> Bool) -> Bool {
+        let displaced = state.withLock { state -> UpdateTransaction.Displaced? in
+            if isGone() { return nil }
             if state.pending == nil {
                 state.pending = transaction
-            } else {
-                state.pending!.absorb(transaction)
+                return UpdateTransaction.Displaced()
             }
+            return state.pending!.absorb(transaction)
         }
+        // Outside the lock: an extra hold given back, and replaced values released (user deinits).
+        displaced?.release()
+        return displaced != nil
     }
 
     /// An animated request without a transaction (`animated: true`): the last animated request's animation
@@ -44,17 +49,28 @@ final class TransactionLedger: @unchecked Sendable {
     }
 
     /// Puts back what ``takePending()`` set aside, before what is pending now.
-    func restore(_ saved: UpdateTransaction?) {
-        guard let saved else { return }
-        state.withLock { state in
+    /// Returns `false` (keeping nothing) when `isGone`, asked under the lock, says the context is gone.
+    func restore(_ saved: UpdateTransaction, unless isGone: () -> Bool) -> Bool {
+        let displaced = state.withLock { state -> UpdateTransaction.Displaced? in
+            if isGone() { return nil }
             var merged = saved
-            if let meanwhile = state.pending { merged.absorb(meanwhile) }
+            var displaced = UpdateTransaction.Displaced()
+            if let meanwhile = state.pending { displaced = merged.absorb(meanwhile) }
             state.pending = merged
+            return displaced
         }
+        displaced?.release()
+        return displaced != nil
     }
 
+    /// The transaction the delivery under way hands its updaters. The one replaced is released after the
+    /// lock (its values are the user's).
     var delivering: UpdateTransaction? {
         get { state.withLock { $0.delivering } }
-        set { state.withLock { $0.delivering = newValue } }
+        set {
+            var replaced = newValue
+            state.withLock { swap(&$0.delivering, &replaced) }
+            _ = replaced
+        }
     }
 }

@@ -35,7 +35,7 @@ package final class UpdateLink: Sendable {
         if let core = state.withLock({ $0.core }), let scheduler = core.retainedScheduler() {
             withExtendedLifetime(scheduler) { core.request(transaction, update: false) }
         } else {
-            transaction.tellDropped(.contextReleased, onThisThread: false)
+            transaction.tellUnrequestedDropped(.contextReleased)
         }
     }
 

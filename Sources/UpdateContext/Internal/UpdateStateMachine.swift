@@ -127,6 +127,14 @@ struct UpdateStateMachine {
         return ask ? .askForTurn : .none
     }
 
+    /// An animated change is about to land (see ``UpdateRules/flushBeforeAnimatedChange()``): the early
+    /// non-animated flush to make now, if one is due. Nothing while updaters run (requests made there
+    /// wait in the inbox, applied in order in a later cycle) or once the context is gone.
+    mutating func flushBeforeAnimatedChange() -> Delivery? {
+        if isCancelled || delivering != nil || !rules.flushBeforeAnimatedChange() { return nil }
+        return Delivery(animated: false, isForced: false, isEarlyFlush: true)
+    }
+
     /// `update(animated: flag)`, or a lifecycle refresh (`flag == nil`).
     mutating func update(_ flag: Bool?, defaultAnimated: Bool) -> Action {
         if isCancelled { return .none }

@@ -8,18 +8,18 @@ extension UpdateStorage {
     /// `update(animated:)`. Off the main thread — a mistake — it reports (debug builds stop at the
     /// caller's line) and becomes a forced update in the next main-thread cycle, as a lifecycle refresh
     /// posted there does.
-    func update(_ flag: Bool?, file: StaticString, line: UInt) {
-        if cvu_transaction_scopes_active(), let current = UpdateTransaction.scoped, isOnSchedulerThread {
-            noteSlowPathRequest(file: file, line: line)
-            drainInboxIfNeeded()
-            apply(current.applying(flag), update: true)
+    func update(
+        _ flag: Bool?, api: String = "update(animated:)",
+        recovery: String = ": it delivers synchronously. Call setNeedsUpdate(animated:) from other threads; "
+            + "this call becomes an update in the next main-thread cycle.", file: StaticString, line: UInt
+    ) {
+        if cvu_transaction_scopes_active(), let current = UpdateTransaction.scoped {
+            // Inside `withUpdateTransaction`: the update carries the scope's transaction, on every path.
+            update(transaction: current.applying(flag), file: file, line: line)
             return
         }
         guard
-            isOnSchedulerThreadOrReport(
-                "update(animated:)",
-                recovery: ": it delivers synchronously. Call setNeedsUpdate(animated:) from other threads; "
-                    + "this call becomes an update in the next main-thread cycle.", file: file, line: line)
+            isOnSchedulerThreadOrReport(api, recovery: recovery, file: file, line: line)
         else {
             noteRequestElsewhere(file: file, line: line)
             post(.update(flag))
@@ -28,6 +28,25 @@ extension UpdateStorage {
         noteSlowPathRequest(file: file, line: line)
         drainInboxIfNeeded()
         perform(machinePointer.pointee.update(flag, defaultAnimated: animated), forPlainRequest: flag)
+    }
+
+    /// `update(transaction:)`, and `update()` inside a scope. Off the main thread — a mistake — it reports
+    /// (debug builds stop at the caller's line) and becomes one forced update with `transaction` in the
+    /// next main-thread cycle.
+    func update(transaction: UpdateTransaction, file: StaticString, line: UInt) {
+        guard
+            isOnSchedulerThreadOrReport(
+                "update(transaction:)",
+                recovery: ": it delivers synchronously. Call setNeedsUpdate(transaction:) from other threads; "
+                    + "this call becomes an update with its transaction in the next main-thread cycle.",
+                file: file, line: line)
+        else {
+            noteRequestElsewhere(file: file, line: line)
+            request(transaction, update: true)  // off the main thread: to the inbox, as one update
+            return
+        }
+        noteSlowPathRequest(file: file, line: line)
+        request(transaction, update: true)
     }
 
     /// A lifecycle event: `update()` on the main thread, a deferred update anywhere else. Called by the
@@ -168,9 +187,10 @@ extension UpdateStorage {
     }
 
     func requireMainThread(_ api: String, because reason: String = "") {
-        precondition(
-            isOnSchedulerThread,
-            "ViewUpdatingContext.\(api) must be called on the main thread (the scheduler's thread)"
-                + (reason.isEmpty ? "" : "; \(reason)"))
+        if !isOnSchedulerThread {
+            fatalError(
+                "ViewUpdatingContext.\(api) must be called on the main thread (the scheduler's thread)"
+                    + (reason.isEmpty ? "" : "; \(reason)"))
+        }
     }
 }

@@ -26,9 +26,11 @@ extension UpdateStorage {
         {
             return
         }
-        requestSlowly(transaction, update: update)
+        requestSlowly(transaction.claimingCompletions(), update: update)
     }
 
+    /// `transaction` is claimed (``UpdateTransaction/claimingCompletions()``): from here on, every path
+    /// either keeps it pending, hands it to a delivery, or tells it why it was dropped.
     private func requestSlowly(_ transaction: UpdateTransaction, update: Bool) {
         guard isOnSchedulerThread else {
             postToInbox(transaction, update: update)
@@ -38,8 +40,8 @@ extension UpdateStorage {
         apply(transaction, update: update)
     }
 
-    /// A request with `transaction`, on the main thread: the rules see "has an animation" as its flag, and
-    /// the ledger partitions the payload as the rules partition the requests.
+    /// A request with `transaction` (claimed), on the main thread: the rules see "has an animation" as its
+    /// flag, and the ledger partitions the payload as the rules partition the requests.
     func apply(_ transaction: UpdateTransaction, update: Bool) {
         if isCancelled {
             drop(transaction, .contextReleased)
@@ -55,11 +57,12 @@ extension UpdateStorage {
             // Updaters are running: a later cycle, with the transaction.
             postToInbox(transaction, update: update)
         case .deliverNow(let delivery, _) where delivery.isEarlyFlush:
-            // The flush shows what was pending before this request; this one's payload waits for the next.
+            // The flush shows what was pending before this request; this one's payload waits for the next
+            // (or is dropped, when an updater of the flush released the context).
             perform(action)
             keepPending(transaction)
         default:
-            keepPending(transaction)
+            guard keepPending(transaction) else { return }
             perform(action)
             // The thread's cache now says what the pending transaction's animation is, or nothing.
             if !update, transaction.isPlain, let animation = transaction.animation, hasPendingTransaction,
@@ -91,9 +94,18 @@ extension UpdateStorage {
         perform(action)
     }
 
-    private func keepPending(_ transaction: UpdateTransaction) {
-        ledger.merge(transaction)
+    /// Merges `transaction` into the pending one; when the context is gone (released by an updater, or on
+    /// another thread racing this one), tells it so instead and returns `false`. The check and the merge
+    /// are one step under the ledger's lock, and ``cancel()`` marks the context gone before it empties the
+    /// ledger: a transaction is either merged before (and dropped by `cancel`) or dropped here.
+    @discardableResult
+    private func keepPending(_ transaction: UpdateTransaction) -> Bool {
+        guard ledger.merge(transaction, unless: { self.isCancelled }) else {
+            drop(transaction, .contextReleased)
+            return false
+        }
         cvu_flag_store_relaxed(flags + Self.transactionFlag, true)
+        return true
     }
 
     /// Takes what is pending out of the ledger (to set it aside while `body` of `animateWithFlushedUpdates`
@@ -108,7 +120,10 @@ extension UpdateStorage {
     func restorePendingTransaction(_ saved: UpdateTransaction?) {
         guard let saved else { return }
         TransactionCache.invalidate()
-        ledger.restore(saved)
+        guard ledger.restore(saved, unless: { self.isCancelled }) else {
+            drop(saved, .contextReleased)  // released while the body ran
+            return
+        }
         cvu_flag_store_relaxed(flags + Self.transactionFlag, true)
     }
 
@@ -139,7 +154,8 @@ extension UpdateStorage {
         if hadUpdaters {
             group.leave()
         } else {
-            group.complete(.dropped(.noUpdaters))
+            // No updater showed it: none was registered, or the context went (and took them) first.
+            group.complete(.dropped(isCancelled ? .contextReleased : .noUpdaters))
         }
     }
 
@@ -155,18 +171,19 @@ extension UpdateStorage {
         return UpdateTransaction(animation: animated ? .default : nil)
     }
 
-    /// The context is gone (or the inbox entry was refused): every completion of `transaction` is told, on
-    /// the main thread.
+    /// The request carrying `transaction` (claimed) was dropped: its completions are told (on the main
+    /// thread) once no other request holds them.
     func drop(_ transaction: UpdateTransaction, _ reason: UpdateCompletion.DropReason) {
-        transaction.tellDropped(reason, onThisThread: isOnSchedulerThread)
+        transaction.tellDropped(reason)
     }
 
-    /// What the context held when it went: the pending transaction and those waiting in the inbox.
+    /// What the context held when it went (any thread, after it was marked gone): the pending transaction
+    /// and those waiting in the inbox. The ledger is asked whatever the main thread's flag says: another
+    /// thread may be merging into it right now (see ``keepPending(_:)``).
     func dropTransactions(inbox: [UpdateRequest], link: UpdateLink?) {
         for case .transaction(let box, _) in inbox { drop(box.transaction, .contextReleased) }
-        if hasPendingTransaction, let pending = link?.face(TransactionLedger.self)?.takePending() {
+        if let pending = link?.face(TransactionLedger.self)?.takePending() {
             TransactionCache.invalidate()
-            cvu_flag_store_relaxed(flags + Self.transactionFlag, false)
             drop(pending, .contextReleased)
         }
     }

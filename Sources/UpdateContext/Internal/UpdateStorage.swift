@@ -214,6 +214,27 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
         perform(machinePointer.pointee.setNeedsUpdate(flag), forPlainRequest: flag)
     }
 
+    /// A change that a request with `flag` will follow is about to land: on the scheduler's thread, when
+    /// that request would animate (its flag, or with no flag the transaction of the current scope) and a
+    /// non-animated update is pending, the rules' early flush is made now, so that it shows the state
+    /// *before* the change and the animated delivery animates the change. Elsewhere it does nothing: from
+    /// another thread the requests are applied in arrival order on the main thread (see the rules).
+    func flushBeforeChange(_ flag: Bool?) {
+        let animates: Bool
+        if let flag {
+            animates = flag
+        } else if cvu_transaction_scopes_active(), let current = UpdateTransaction.scoped {
+            animates = current.isAnimated
+        } else {
+            return  // a request with no flag never flushes
+        }
+        guard animates, isOnSchedulerThread, !isCancelled else { return }
+        drainInboxIfNeeded()
+        guard let flush = machinePointer.pointee.flushBeforeAnimatedChange() else { return }
+        publishScheduled()
+        deliver(flush)
+    }
+
     // MARK: Performing actions (main thread)
 
     /// The one place where the machine's answers are carried out.

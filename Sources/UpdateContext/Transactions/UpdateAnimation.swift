@@ -1,3 +1,5 @@
+import NotificationCoalescing
+
 /// How a delivery animates its changes: a curve or a spring, a duration, a delay. A value that every
 /// platform reads in its own terms (``UpdateTransaction/animate(_:)``).
 ///
@@ -12,7 +14,8 @@
 /// ```
 ///
 /// > Important: Durations and delays must be finite and not negative, and a bounce finite and between -1
-/// > and 1; anything else stops on a precondition that names the parameter.
+/// > and 1; anything else stops the program, in every build, with a message that names the parameter and
+/// > the caller's line.
 public struct UpdateAnimation: Sendable, Hashable, CustomStringConvertible {
     /// The shape of the animation's progress over time.
     public enum Curve: Sendable, Hashable {
@@ -35,53 +38,80 @@ public struct UpdateAnimation: Sendable, Hashable, CustomStringConvertible {
     /// How long it waits before it starts, in seconds.
     public let delay: Double
 
-    private init(curve: Curve, duration: Double, delay: Double = 0) {
-        Self.check(duration, "duration")
-        Self.check(delay, "delay")
-        if case .spring(let bounce) = curve {
-            precondition(
-                bounce.isFinite && (-1...1).contains(bounce),
-                "UpdateAnimation.spring: bounce must be finite and between -1 and 1 (got \(bounce))")
+    private init(
+        _ api: String, curve: Curve, duration: Double, delay: Double = 0, file: StaticString = #fileID,
+        line: UInt = #line
+    ) {
+        Self.check(duration, "duration", api, file: file, line: line)
+        Self.check(delay, "delay", api, file: file, line: line)
+        if case .spring(let bounce) = curve, !(bounce.isFinite && (-1...1).contains(bounce)) {
+            Misuse.unrecoverable(
+                "UpdateAnimation.\(api): bounce must be finite and between -1 and 1 (got \(bounce))", file: file,
+                line: line)
         }
         self.curve = curve
         self.duration = duration
         self.delay = delay
     }
 
-    private static func check(_ value: Double, _ name: String) {
-        precondition(
-            value.isFinite && value >= 0,
-            "UpdateAnimation: \(name) must be finite and not negative (got \(value))")
+    private static func check(_ value: Double, _ name: String, _ api: String, file: StaticString, line: UInt) {
+        if !(value.isFinite && value >= 0) {
+            Misuse.unrecoverable(
+                "UpdateAnimation.\(api): \(name) must be finite and not negative (got \(value))", file: file,
+                line: line)
+        }
     }
 
     /// The platform's default animation, 0.35 s (the duration of UIKit's and SwiftUI's defaults).
-    public static let `default` = UpdateAnimation(curve: .default, duration: 0.35)
+    public static let `default` = UpdateAnimation("default", curve: .default, duration: 0.35)
 
-    public static func linear(duration: Double = 0.35) -> UpdateAnimation {
-        UpdateAnimation(curve: .linear, duration: duration)
+    /// A constant-speed animation of `duration` seconds.
+    ///
+    /// - Parameters:
+    ///   - duration: Finite and not negative.
+    ///   - file: The caller's file (`#fileID`), named by the message a bad duration stops with.
+    ///   - line: The caller's line.
+    public static func linear(duration: Double = 0.35, file: StaticString = #fileID, line: UInt = #line)
+        -> UpdateAnimation
+    {
+        UpdateAnimation("linear(duration:)", curve: .linear, duration: duration, file: file, line: line)
     }
 
-    public static func easeIn(duration: Double = 0.35) -> UpdateAnimation {
-        UpdateAnimation(curve: .easeIn, duration: duration)
+    /// An animation that starts slowly, of `duration` seconds (finite, not negative; see ``linear(duration:file:line:)``).
+    public static func easeIn(duration: Double = 0.35, file: StaticString = #fileID, line: UInt = #line)
+        -> UpdateAnimation
+    {
+        UpdateAnimation("easeIn(duration:)", curve: .easeIn, duration: duration, file: file, line: line)
     }
 
-    public static func easeOut(duration: Double = 0.35) -> UpdateAnimation {
-        UpdateAnimation(curve: .easeOut, duration: duration)
+    /// An animation that ends slowly, of `duration` seconds (finite, not negative; see ``linear(duration:file:line:)``).
+    public static func easeOut(duration: Double = 0.35, file: StaticString = #fileID, line: UInt = #line)
+        -> UpdateAnimation
+    {
+        UpdateAnimation("easeOut(duration:)", curve: .easeOut, duration: duration, file: file, line: line)
     }
 
-    public static func easeInOut(duration: Double = 0.35) -> UpdateAnimation {
-        UpdateAnimation(curve: .easeInOut, duration: duration)
+    /// An animation that starts and ends slowly, of `duration` seconds (finite, not negative; see
+    /// ``linear(duration:file:line:)``).
+    public static func easeInOut(duration: Double = 0.35, file: StaticString = #fileID, line: UInt = #line)
+        -> UpdateAnimation
+    {
+        UpdateAnimation("easeInOut(duration:)", curve: .easeInOut, duration: duration, file: file, line: line)
     }
 
-    /// A spring with SwiftUI's parameters: `duration` (perceptual, 0.5 s by default) and `bounce` (0: no
-    /// bounce; -1...1).
-    public static func spring(duration: Double = 0.5, bounce: Double = 0) -> UpdateAnimation {
-        UpdateAnimation(curve: .spring(bounce: bounce), duration: duration)
+    /// A spring with SwiftUI's parameters: `duration` (perceptual, 0.5 s by default; finite, not negative)
+    /// and `bounce` (0: no bounce; finite, -1...1). A bad value stops the program, naming the caller's line.
+    public static func spring(
+        duration: Double = 0.5, bounce: Double = 0, file: StaticString = #fileID, line: UInt = #line
+    ) -> UpdateAnimation {
+        UpdateAnimation(
+            "spring(duration:bounce:)", curve: .spring(bounce: bounce), duration: duration, file: file, line: line)
     }
 
-    /// The same animation, starting `delay` seconds later.
-    public func delay(_ delay: Double) -> UpdateAnimation {
-        UpdateAnimation(curve: curve, duration: duration, delay: delay)
+    /// The same animation, starting `delay` seconds later (finite, not negative: a bad value stops the
+    /// program, naming the caller's line).
+    public func delay(_ delay: Double, file: StaticString = #fileID, line: UInt = #line) -> UpdateAnimation {
+        UpdateAnimation("delay(_:)", curve: curve, duration: duration, delay: delay, file: file, line: line)
     }
 
     public var description: String {

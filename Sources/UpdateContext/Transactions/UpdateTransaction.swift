@@ -1,5 +1,6 @@
 import CCoalescingSupport
 import Foundation
+import NotificationCoalescing
 
 /// A key for a custom value carried by an ``UpdateTransaction`` (like SwiftUI's `TransactionKey`).
 ///
@@ -28,7 +29,8 @@ public enum UpdateCompletion: Sendable, Hashable {
     public enum DropReason: Sendable, Hashable {
         /// The context was released with the request pending.
         case contextReleased
-        /// The delivery that absorbed it had no updater to show it.
+        /// Nothing showed it: the delivery that absorbed it had no updater, or nothing requested an update
+        /// with it (a scope whose body requested nothing, a `modify` that left the state equal).
         case noUpdaters
     }
 
@@ -66,9 +68,9 @@ public struct UpdateTransaction: Sendable, CustomStringConvertible {
     /// Custom values by key (``UpdateTransactionKey``).
     private var values: [ObjectIdentifier: any Sendable] = [:]
 
-    /// What runs once the change is shown or dropped, each in a box of its own: a transaction copied
-    /// into several requests of one delivery (``withUpdateTransaction(_:_:)``) has its completion called
-    /// once for that delivery.
+    /// What runs once the change is shown or dropped, each in a box of its own that counts the requests
+    /// carrying it: a transaction copied into several requests (``withUpdateTransaction(_:_:)``, a task
+    /// created in its body, several contexts) has its completion called once, after the last of them.
     private(set) var completions: [CompletionBox] = []
 
     /// For the transaction a delivery hands its updaters: what ``animate(_:)`` tells when an animation it
@@ -96,11 +98,21 @@ public struct UpdateTransaction: Sendable, CustomStringConvertible {
         }
     }
 
-    /// Adds a completion: called exactly once, on the main thread, when the change this transaction
-    /// requests is shown (after the delivery's updaters ran, and after the animation an updater ran
-    /// through ``animate(_:)`` ended) or dropped (see ``UpdateCompletion``). Never under a lock: it may
-    /// request another update, which is delivered in a later cycle.
-    public mutating func addCompletion(_ completion: @escaping @Sendable (UpdateCompletion) -> Void) {
+    /// Adds a completion, called exactly once, on the main thread (it is `@MainActor`: UIKit code in it
+    /// compiles as is), when no request carrying this transaction is pending any more:
+    ///
+    /// - ``UpdateCompletion/shown(finished:)`` once every delivery that absorbed such a request has run its
+    ///   updaters, and the animations they ran through ``animate(_:)`` have ended — however many requests
+    ///   and deliveries there were (an early non-animated flush and the animated delivery after it, several
+    ///   contexts, a `Task` created inside ``withUpdateTransaction(_:_:)``);
+    /// - ``UpdateCompletion/dropped(_:)`` when a context was released with such a request pending
+    ///   (``UpdateCompletion/DropReason/contextReleased``), or when nothing showed it
+    ///   (``UpdateCompletion/DropReason/noUpdaters``).
+    ///
+    /// A request made with the transaction after its completion ran carries the rest (the animation, the
+    /// values) and not the completion: it is never called twice. Never under a lock: it may request
+    /// another update, which is delivered in a later cycle.
+    public mutating func addCompletion(_ completion: @escaping @MainActor @Sendable (UpdateCompletion) -> Void) {
         completions.append(CompletionBox(completion))
         isPlain = false
     }
@@ -109,13 +121,37 @@ public struct UpdateTransaction: Sendable, CustomStringConvertible {
     public var completionCount: Int { completions.count }
 
     /// Merges `later` (a request made after this transaction's) into this one: its animation when it has
-    /// one, its values over these, its completions after these.
-    mutating func absorb(_ later: UpdateTransaction) {
+    /// one, its values over these, its completions after these. Returns what it displaced — completions
+    /// this one already carried (their extra hold, to release) and values replaced — for the caller to
+    /// release outside its lock (a value's or a closure's deinit is user code).
+    mutating func absorb(_ later: UpdateTransaction) -> Displaced {
+        var displaced = Displaced()
         if let animation = later.animation { self.animation = animation }
         if !later.isPlain { isPlain = false }
-        values.merge(later.values) { _, newer in newer }
-        for box in later.completions where !completions.contains(where: { $0 === box }) {
-            completions.append(box)
+        values.merge(later.values) { older, newer in
+            displaced.values.append(older)
+            return newer
+        }
+        for box in later.completions {
+            if completions.contains(where: { $0 === box }) {
+                displaced.holds.append(box)
+            } else {
+                completions.append(box)
+            }
+        }
+        return displaced
+    }
+
+    /// What ``absorb(_:)`` took out of a transaction: release it after leaving the lock.
+    struct Displaced {
+        var values: [any Sendable] = []
+        /// Completions carried twice: one hold each is given back (never the last: the merged transaction
+        /// keeps one).
+        var holds: [CompletionBox] = []
+
+        /// Gives back the extra holds (no completion runs: the merged transaction still holds each).
+        func release() {
+            for box in holds { box.release(nil) }
         }
     }
 
@@ -132,16 +168,33 @@ public struct UpdateTransaction: Sendable, CustomStringConvertible {
         return copy
     }
 
-    /// Tells every completion that the request was dropped: at once when the caller is on its context's
-    /// scheduler thread (the main thread), otherwise from the main queue.
-    func tellDropped(_ reason: UpdateCompletion.DropReason, onThisThread: Bool) {
-        guard !completions.isEmpty else { return }
-        let group = CompletionGroup(completions)
-        if onThisThread {
-            group.complete(.dropped(reason))
-        } else {
-            DispatchQueue.main.async { group.complete(.dropped(reason)) }
-        }
+    /// This transaction as a request carries it: each completion not yet called is held for the request
+    /// (it runs only once no holder is left); those already called are left out, so a request made after
+    /// the completion ran carries the rest of the transaction only. Any thread.
+    func claimingCompletions() -> UpdateTransaction {
+        guard !completions.isEmpty else { return self }
+        var copy = self
+        copy.completions = completions.filter { $0.hold() }
+        if copy.completions.isEmpty && copy.values.isEmpty { copy.isPlain = true }
+        return copy
+    }
+
+    /// Gives back the holds of a claimed transaction (see ``claimingCompletions()``), with what happened
+    /// to the request: `nil` when it neither showed nor dropped anything (a scope's own hold). A
+    /// completion whose last holder this was runs now on the main thread, or from the main queue.
+    func releaseCompletions(_ outcome: UpdateCompletion?) {
+        for box in completions { box.release(outcome) }
+    }
+
+    /// Tells every completion of this claimed transaction that its request was dropped (see
+    /// ``releaseCompletions(_:)``).
+    func tellDropped(_ reason: UpdateCompletion.DropReason) {
+        releaseCompletions(.dropped(reason))
+    }
+
+    /// A transaction that never became a request (its context was already gone): claimed and dropped.
+    func tellUnrequestedDropped(_ reason: UpdateCompletion.DropReason) {
+        claimingCompletions().tellDropped(reason)
     }
 
     /// The same transaction without its completions: what the updaters of a delivery see (the completions
@@ -162,13 +215,39 @@ public struct UpdateTransaction: Sendable, CustomStringConvertible {
 
     // MARK: The current transaction
 
-    @TaskLocal static var scoped: UpdateTransaction?
+    /// The scope that requests made now carry (see ``TransactionScope``).
+    @TaskLocal static var scope: TransactionScope?
+
+    /// The transaction of the current scope (read only while some scope value is alive).
+    static var scoped: UpdateTransaction? { scope?.transaction }
 
     /// The transaction that requests made now, on this thread or task, carry: the innermost
     /// ``withUpdateTransaction(_:_:)`` around the caller, or `nil`. Another thread does not see it; a task
-    /// created inside the body (`Task { }`) does, as with any task-local value.
+    /// created inside the body (`Task { }`) does, as with any task-local value, for as long as it runs.
     public static var current: UpdateTransaction? {
         cvu_transaction_scopes_active() ? scoped : nil
+    }
+}
+
+/// The value ``withUpdateTransaction(_:_:)`` makes current: its transaction, with its completions held
+/// while the body runs (so that a completion waits for every request of the body, however many
+/// deliveries they take).
+///
+/// Its lifetime is what the request fast path asks about: a global count of live scopes
+/// (`cvu_transaction_scopes`) goes up when one is made and down when the last reference goes — at the end
+/// of the body, or when the last `Task` created inside it (which copies the task-local value) ends — so
+/// that a request reads the task-local value only while some scope value is alive, and a task created
+/// in a scope still finds its transaction after the scope closed.
+final class TransactionScope: Sendable {
+    let transaction: UpdateTransaction
+
+    init(_ transaction: UpdateTransaction) {
+        self.transaction = transaction
+        cvu_transaction_scopes_add(1)
+    }
+
+    deinit {
+        cvu_transaction_scopes_add(-1)
     }
 }
 
@@ -186,14 +265,21 @@ public struct UpdateTransaction: Sendable, CustomStringConvertible {
 /// }
 /// ```
 ///
-/// A completion of `transaction` is called once per request that carries it.
+/// Each completion of `transaction` is called once, after the last delivery that shows a request made in
+/// `body` (see ``UpdateTransaction/addCompletion(_:)``); when `body` requests nothing, it is told
+/// ``UpdateCompletion/dropped(_:)`` with ``UpdateCompletion/DropReason/noUpdaters`` as the scope ends. A
+/// `Task` created in `body` carries the transaction too (its animation and values, always; its
+/// completions, while they have not run).
+///
+/// Any thread. On another thread than the main one the requests wait in the context's inbox with the
+/// transaction, and the completions still run on the main thread.
 @discardableResult
 public func withUpdateTransaction<Result>(_ transaction: UpdateTransaction, _ body: () throws -> Result) rethrows
     -> Result
 {
-    cvu_transaction_scopes_add(1)
-    defer { cvu_transaction_scopes_add(-1) }
-    return try UpdateTransaction.$scoped.withValue(transaction, operation: body)
+    let held = transaction.claimingCompletions()
+    defer { held.releaseCompletions(nil) }
+    return try UpdateTransaction.$scope.withValue(TransactionScope(held), operation: body)
 }
 
 /// ``withUpdateTransaction(_:_:)`` with a transaction that has `animation` (`nil`: explicitly not
@@ -212,8 +298,8 @@ public func withUpdateAnimation<Result>(_ animation: UpdateAnimation? = .default
     try withUpdateTransaction(UpdateTransaction(animation: animation), body)
 }
 
-/// The completions of one delivery's transaction, called once the delivery's updaters have run and every
-/// animation started through ``UpdateTransaction/animate(_:)`` has ended. Main thread.
+/// The completions of one delivery's transaction, as one holder: released once the delivery's updaters
+/// have run and every animation started through ``UpdateTransaction/animate(_:)`` has ended. Main thread.
 // @unchecked Sendable: it travels inside `UpdateTransaction` values, but it is only touched on the main
 // thread (the scheduler's thread), where deliveries run and platform animations complete.
 final class CompletionGroup: @unchecked Sendable {
@@ -225,28 +311,87 @@ final class CompletionGroup: @unchecked Sendable {
         self.completions = completions
     }
 
+    /// How many completions the delivery holds.
+    var count: Int { completions.count }
+
     /// An animation started.
     func enter() {
         outstanding += 1
     }
 
-    /// An animation (or the delivery's updaters) ended; the last one calls the completions.
+    /// An animation (or the delivery's updaters) ended; the last one releases the completions as shown.
     func leave(finished: Bool = true) {
         if !finished { self.finished = false }
         outstanding -= 1
         if outstanding == 0 { complete(.shown(finished: self.finished)) }
     }
 
-    /// Calls every completion once with `completion` (the delivery was dropped, or everything ended).
+    /// Releases each completion's hold once with `completion` (the delivery was dropped, or everything
+    /// ended); a completion with no other holder runs now.
     func complete(_ completion: UpdateCompletion) {
         let boxes = completions
         completions = []
-        for box in boxes { box.call(completion) }
+        for box in boxes { box.release(completion) }
     }
 }
 
-/// One completion, with an identity (see ``UpdateTransaction/completions``).
+/// One completion, with an identity (see ``UpdateTransaction/completions``) and a count of the requests
+/// that hold it: it runs once, when the last holder lets go, with what their requests came to.
 final class CompletionBox: Sendable {
-    let call: @Sendable (UpdateCompletion) -> Void
-    init(_ call: @escaping @Sendable (UpdateCompletion) -> Void) { self.call = call }
+    private let call: @MainActor @Sendable (UpdateCompletion) -> Void
+
+    private struct State {
+        /// Requests (and scopes) holding it.
+        var holds = 0
+        /// Whether it ran (or is about to): no new holder is accepted.
+        var isSpent = false
+        /// What the holders' requests came to.
+        var shown = false
+        var finished = true
+        var released = false
+        var noUpdaters = false
+    }
+
+    private let state = Locked(State())
+
+    init(_ call: @escaping @MainActor @Sendable (UpdateCompletion) -> Void) { self.call = call }
+
+    /// Takes a hold for a request; `false` when the completion has run (the request goes without it).
+    func hold() -> Bool {
+        state.withLock { state in
+            if state.isSpent { return false }
+            state.holds += 1
+            return true
+        }
+    }
+
+    /// Gives a hold back with what its request came to (`nil`: nothing, a scope's hold); the last one
+    /// calls the completion: a release of a context wins (a change it held was never shown), then a
+    /// delivery that showed it, then "nothing showed it".
+    func release(_ outcome: UpdateCompletion?) {
+        let final = state.withLock { state -> UpdateCompletion? in
+            switch outcome {
+            case .shown(let finished)?:
+                state.shown = true
+                if !finished { state.finished = false }
+            case .dropped(.contextReleased)?: state.released = true
+            case .dropped(.noUpdaters)?: state.noUpdaters = true
+            case nil: break
+            }
+            precondition(state.holds > 0, "CompletionBox: released more times than held")
+            state.holds -= 1
+            guard state.holds == 0, !state.isSpent else { return nil }
+            state.isSpent = true
+            if state.released { return .dropped(.contextReleased) }
+            if state.shown { return .shown(finished: state.finished) }
+            return .dropped(.noUpdaters)
+        }
+        guard let final else { return }
+        let call = self.call
+        if Thread.isMainThread {
+            MainActor.assumeIsolated { call(final) }
+        } else {
+            DispatchQueue.main.async { MainActor.assumeIsolated { call(final) } }
+        }
+    }
 }

@@ -22,15 +22,10 @@ extension ViewUpdatingContext {
     ///
     /// Main thread. Inside an updater it is done in a later cycle; while suspended, it is kept until
     /// ``resume(file:line:)``. Called on another thread — a mistake — it stops a debug build at the
-    /// caller's line; a release build warns through `UpdateDiagnostics` and makes it an update in the next
-    /// main-thread cycle.
+    /// caller's line; a release build warns through `UpdateDiagnostics` and makes it one forced update in
+    /// the next main-thread cycle, with `transaction` (its completions run after that delivery).
     public func update(transaction: UpdateTransaction, file: StaticString = #fileID, line: UInt = #line) {
-        guard storage.isOnSchedulerThread else {
-            storage.update(nil, file: file, line: line)  // reports, and recovers with an update next cycle
-            storage.request(transaction, update: false)
-            return
-        }
-        storage.request(transaction, update: true)
+        storage.update(transaction: transaction, file: file, line: line)
     }
 
     /// Registers an updater that receives the delivery's transaction: its animation (or `nil`), its custom
@@ -121,7 +116,7 @@ extension ViewUpdatingContext {
                         ? setNeedsUpdate(transaction: transaction)
                         : update(transaction: transaction, file: file, line: line)
                 },
-                nothingRequested: { [storage] in storage.drop(transaction, .noUpdaters) })
+                nothingRequested: { transaction.tellUnrequestedDropped(.noUpdaters) })
         }
     }
 }

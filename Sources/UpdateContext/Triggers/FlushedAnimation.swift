@@ -38,12 +38,14 @@ extension ViewUpdatingContext {
     /// - Parameters:
     ///   - animate: Runs its `animations` block in an animation before it returns (`UIView.animate`,
     ///     `NSAnimationContext.runAnimationGroup`, SwiftUI's `withAnimation`). One that does not call the
-    ///     block before returning is a programming error, stopped by a precondition.
+    ///     block before returning is a programming error: it stops the program, in every build, with a
+    ///     message naming the caller's line.
     ///   - changes: The changes to animate; they request updates as usual.
     ///   - file: The caller's file (`#fileID`), named by a misuse message.
     ///   - line: The caller's line, named by a misuse message.
     ///
-    /// > Important: Main thread only (a precondition says so).
+    /// > Important: Main thread only: called elsewhere it stops the program, in every build, naming the
+    /// > caller's line.
     public func animateWithFlushedUpdates(
         using animate: (_ animations: @escaping () -> Void) -> Void,
         file: StaticString = #fileID, line: UInt = #line,
@@ -65,9 +67,9 @@ extension ViewUpdatingContext {
         in animate: (_ animations: @escaping () -> Void) -> Void, _ changes: @escaping () -> Void,
         request: @escaping (_ kept: Bool) -> Void, nothingRequested: @escaping () -> Void
     ) {
-        precondition(
-            storage.isOnSchedulerThread, "ViewUpdatingContext.\(api) must be called on the main thread",
-            file: file, line: line)
+        if !storage.isOnSchedulerThread {
+            Misuse.unrecoverable("ViewUpdatingContext.\(api) must be called on the main thread", file: file, line: line)
+        }
         updateIfNeeded(file: file, line: line)
         let ran = RanFlag()
         // What step 1 could not deliver is still pending: then only what `changes` requested may join the
@@ -84,8 +86,11 @@ extension ViewUpdatingContext {
             }
             if requested { request(keptEarlierRequests) } else { nothingRequested() }
         }
-        precondition(
-            ran.value, "\(api): `animate` must call its animations block before it returns", file: file, line: line)
+        if !ran.value {
+            Misuse.unrecoverable(
+                "ViewUpdatingContext.\(api): `animate` must call its animations block before it returns", file: file,
+                line: line)
+        }
         updateIfNeeded(file: file, line: line)
     }
 }

@@ -1,3 +1,6 @@
+import Foundation
+import NotificationCoalescing
+
 /// A class whose view the library keeps up to date: the one obvious way to use this package.
 ///
 /// Shaped like UIKit's `setNeedsLayout()` / `layoutSubviews()`: state changes *request* an update, and
@@ -64,21 +67,35 @@ extension ViewUpdating {
     /// released object is never called. A second call does nothing: one object renders once per delivery.
     /// To stop, call `updateContext.removeUpdaters()`.
     ///
-    /// > Important: Main thread only, like ``ViewUpdatingContext/update(animated:file:line:)``; so is the manual
-    /// > scheduler a test gives the context (it calls a main-actor method). Called on another thread — a
-    /// > mistake — a debug build stops at the caller's line; a release build warns through `UpdateDiagnostics`,
-    /// > connects, and renders in the next main-thread cycle instead.
+    /// > Important: Always the main thread: ``updateView(animated:)`` is `@MainActor`, whatever the class's
+    /// > own isolation. So is the manual scheduler a test gives the context: create and turn it on the main
+    /// > thread (in Swift Testing, mark the test `@MainActor`; XCTest runs test methods there). A delivery
+    /// > that would call ``updateView(animated:)`` on another thread stops the program, in every build, with
+    /// > a message saying so and naming this call's line. Calling this method on another thread with the
+    /// > main run loop's scheduler is a mistake the package recovers from: a debug build stops at the
+    /// > caller's line; a release build warns through `UpdateDiagnostics`, connects, and renders in the next
+    /// > main-thread cycle instead.
     public func startUpdatingView(file: StaticString = #fileID, line: UInt = #line) {
         let context = updateContext
         guard context.storage.markOwnerConnected() else { return }
         context.onUpdate { [weak self] animated in
-            // nonisolated(unsafe): updaters run on the main thread, and `assumeIsolated` runs its body in
-            // place there, so the object never crosses a thread; the compiler cannot see that.
             guard let self else { return }
+            if !Thread.isMainThread {
+                Misuse.unrecoverable(
+                    "\(type(of: self)).updateView(animated:) is @MainActor, but its context delivered on another "
+                        + "thread (its scheduler turns there). Create and turn the ManualScheduler on the main "
+                        + "thread: in Swift Testing, mark the test @MainActor (XCTest runs tests there)",
+                    file: file, line: line)
+            }
+            // nonisolated(unsafe): checked above, this runs on the main thread, where `assumeIsolated` runs
+            // its body in place, so the object never crosses a thread; the compiler cannot see that.
             nonisolated(unsafe) let owner = self
             MainActor.assumeIsolated { owner.updateView(animated: animated) }
         }
-        context.update(animated: false, file: file, line: line)
+        context.storage.update(
+            false, api: "startUpdatingView()",
+            recovery: ": it renders at once. It is connected now, and renders in the next main-thread cycle.",
+            file: file, line: line)
     }
 
     /// Asks for one call of ``updateView(animated:)`` at the end of this cycle: the context's
@@ -90,6 +107,24 @@ extension ViewUpdating {
     ///   - line: The caller's line.
     public func setNeedsUpdate(animated: Bool? = nil, file: StaticString = #fileID, line: UInt = #line) {
         updateContext.setNeedsUpdate(animated: animated, file: file, line: line)
+    }
+
+    /// Makes `changes` and asks for one call of ``updateView(animated:)`` for them: the context's
+    /// ``ViewUpdatingContext/setNeedsUpdate(animated:file:line:_:)``, which flushes a pending
+    /// non-animated update *before* an animated change lands. Use it for state that is not a
+    /// ``NeedsUpdate`` property. Any thread.
+    ///
+    /// - Parameters:
+    ///   - animated: The request's flag (see the context's method).
+    ///   - file: The caller's file (`#fileID`): the call site that diagnostics name (`UpdateDiagnostics`).
+    ///   - line: The caller's line.
+    ///   - changes: The changes, run once before this returns.
+    /// - Returns: What `changes` returns.
+    @discardableResult
+    public func setNeedsUpdate<Result>(
+        animated: Bool? = nil, file: StaticString = #fileID, line: UInt = #line, _ changes: () throws -> Result
+    ) rethrows -> Result {
+        try updateContext.setNeedsUpdate(animated: animated, file: file, line: line, changes)
     }
 
     /// Calls ``updateView(animated:)`` at once if an update is pending, like `layoutIfNeeded()`: the
@@ -104,6 +139,11 @@ extension ViewUpdating {
 /// For an `Equatable` value, setting an equal value requests nothing; any other value requests on
 /// every set. `@NeedsUpdate(animated: true)` requests an animated update (and `false` a non-animated
 /// one) under the usual precedence rules; plain `@NeedsUpdate` leaves the flag to the context.
+///
+/// An animated change — `@NeedsUpdate(animated: true)`, or any `@NeedsUpdate` set inside
+/// `withUpdateAnimation` — made on the main thread while a non-animated update is pending first
+/// delivers that update, not animated, *before* storing the new value: that delivery shows the old
+/// value, and the animated one at the end of the cycle animates the new one.
 ///
 /// ```swift
 /// final class DownloadViewController: UIViewController, ViewUpdating {
@@ -150,9 +190,17 @@ public struct NeedsUpdate<Value> {
         get { instance[keyPath: storageKeyPath].value }
         set {
             let old = instance[keyPath: storageKeyPath]
+            if let isEqual = old.isEqual, isEqual(old.value, newValue) {
+                instance[keyPath: storageKeyPath].value = newValue
+                return
+            }
+            // An animated change (the property's flag, or the current scope's animation) first flushes a
+            // pending non-animated update, which then shows the value before it; the request follows the
+            // change, so that from any thread the delivery it makes sees the new value.
+            let context = instance.updateContext
+            context.storage.flushBeforeChange(old.animated)
             instance[keyPath: storageKeyPath].value = newValue
-            if let isEqual = old.isEqual, isEqual(old.value, newValue) { return }
-            instance.updateContext.setNeedsUpdate(animated: old.animated)
+            context.setNeedsUpdate(animated: old.animated)
         }
     }
 }
