@@ -112,7 +112,8 @@ final class MisuseRecoveryTests: XCTestCase {
         let object = Plain(scheduler)
         let line: UInt = #line + 1
         onAnotherThread { object.startUpdatingView() }
-        assertOneReport(mentioning: "update(animated:) must be called on the main thread", atLine: line)
+        // It names the API the user called (it once named `update(animated:)`).
+        assertOneReport(mentioning: "startUpdatingView() must be called on the main thread", atLine: line)
         XCTAssertEqual(object.renders, 0)
         scheduler.turn()
         XCTAssertEqual(object.renders, 1)
