@@ -18,7 +18,7 @@ import NotificationCoalescing
 /// view.modify { $0.name = "Ada"; $0.isLoading = false }
 /// ```
 ///
-/// > Important: `state` and ``modify(animated:_:)`` may be used from any thread (the state is behind a
+/// > Important: `state` and ``modify(animated:file:line:_:)`` may be used from any thread (the state is behind a
 /// > lock, and no user code runs under it: not the body, not `==`); renderers run on the main thread,
 /// > one delivery at a time, through ``context``, whose rules (the animated flag, `update()`,
 /// > suspension, lifecycle refresh, removal) apply unchanged.
@@ -31,7 +31,7 @@ public final class StateUpdatingContext<State: Equatable> {
         var state: State
         /// Bumped by every committed change: a body that ran on an older state runs again.
         var version: UInt64 = 0
-        /// Threads running an ``modify(animated:_:)`` body now (to stop a nested call with a message).
+        /// Threads running an ``modify(animated:file:line:_:)`` body now (to stop a nested call with a message).
         var bodyThreads: [ThreadIdentity] = []
         /// Whether a change asked not to animate has been committed and not rendered yet.
         var nonAnimatedPending = false
@@ -74,14 +74,14 @@ public final class StateUpdatingContext<State: Equatable> {
 
     /// The current state. Setting a different value requests a render (an equal one requests nothing).
     ///
-    /// Any thread, including from inside an ``modify(animated:_:)`` body (it reads the state before the
+    /// Any thread, including from inside an ``modify(animated:file:line:_:)`` body (it reads the state before the
     /// body's change).
     public var state: State {
         get { storage.withLock { $0.state } }
         set { modify { $0 = newValue } }
     }
 
-    /// The old name of ``modify(animated:_:)``.
+    /// The old name of ``modify(animated:file:line:_:)``.
     @available(*, deprecated, renamed: "modify(animated:_:)")
     public func update(animated: Bool? = nil, _ body: (inout State) -> Void) {
         modify(animated: animated, body)
@@ -117,7 +117,7 @@ public final class StateUpdatingContext<State: Equatable> {
         }
     }
 
-    /// Changes the state like ``modify(animated:_:)``, and requests its render with `transaction` (see
+    /// Changes the state like ``modify(animated:file:line:_:)``, and requests its render with `transaction` (see
     /// ``ViewUpdatingContext/setNeedsUpdate(transaction:)``). A change that leaves the state equal requests
     /// nothing: the transaction's completions are then called at once, as dropped
     /// (``UpdateCompletion/DropReason/noUpdaters``: nothing was to be shown).

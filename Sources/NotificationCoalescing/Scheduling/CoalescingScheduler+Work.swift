@@ -15,7 +15,7 @@ extension CoalescingScheduler {
     ///
     /// The liveness rule of every scheduler: the scheduler's thread must not go to sleep while this is
     /// true for the mode it runs in. A ``RunLoopScheduler`` checks it after the last observer of each
-    /// pass; a ``ManualScheduler``'s ``ManualScheduler/runUntilIdle(mode:maxTurns:)`` turns until it is
+    /// pass; a ``ManualScheduler``'s ``ManualScheduler/runUntilIdle(mode:maxTurns:file:line:)`` turns until it is
     /// false. Any thread; exact on the scheduler's thread.
     public final func hasWork(admittedBy mode: RunLoop.Mode?) -> Bool {
         hasRequestedTurn || hasParkedWork(admittedBy: mode)

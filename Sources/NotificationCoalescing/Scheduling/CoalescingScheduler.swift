@@ -10,7 +10,7 @@ import Foundation
 ///   work asked for. The default, and what apps use: `RunLoopScheduler.main` for the main thread.
 /// - ``DispatchMainScheduler``: a turn is one block on `DispatchQueue.main`. For programs whose main
 ///   thread sits in `dispatchMain()` or an `async` main, where no run loop turns on Linux.
-/// - ``ManualScheduler``: a turn happens when you call ``ManualScheduler/turn(mode:)``. For tests.
+/// - ``ManualScheduler``: a turn happens when you call ``ManualScheduler/turn(mode:file:line:)``. For tests.
 ///
 /// ```swift
 /// let context = NotificationCoalescingContext(scheduler: .dispatchMain)
@@ -19,12 +19,12 @@ import Foundation
 /// ## Writing a scheduler
 /// Subclass it to bring your own cycle (a timer, a display link, a game loop). The contract:
 ///
-/// - A **turn** is one call of ``runTurn(mode:)``, made by you, on the scheduler's thread (where
+/// - A **turn** is one call of ``runTurn(mode:file:line:)``, made by you, on the scheduler's thread (where
 ///   ``isCurrent`` is true). In it every context that asked for a turn delivers once, on that thread.
 ///   Work scheduled during a turn (by a handler) waits for the next one.
 /// - A context **asks for a turn** through the scheduler; the scheduler then calls
 ///   ``requestTurn(insideTurn:)`` once for the whole batch, from whichever thread asked. Override it to
-///   arrange for a call of ``runTurn(mode:)`` soon (wake your thread, start your timer). It is not called
+///   arrange for a call of ``runTurn(mode:file:line:)`` soon (wake your thread, start your timer). It is not called
 ///   again until the next turn has begun, so one wake-up serves any number of requests.
 /// - **Modes** are optional. A turn in `mode` runs work registered for that mode, or for `.common` when
 ///   ``isCommon(_:)`` says the mode is a common one; a turn with mode `nil` runs everything. ``currentMode``
@@ -180,7 +180,7 @@ open class CoalescingScheduler: @unchecked Sendable {
     open func prepare(modes: [RunLoop.Mode]) {}
 
     /// Called when a turn is needed and none has been asked for since the last one began: arrange for
-    /// ``runTurn(mode:)`` to be called soon on the scheduler's thread. Any thread calls it.
+    /// ``runTurn(mode:file:line:)`` to be called soon on the scheduler's thread. Any thread calls it.
     ///
     /// Called once per batch: whichever contexts and threads ask, it is not called again until the next
     /// turn has begun, so one wake-up serves any number of requests.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A scheduler you turn by hand, for tests: nothing is delivered until you call ``turn(mode:)``.
+/// A scheduler you turn by hand, for tests: nothing is delivered until you call ``turn(mode:file:line:)``.
 ///
 /// ```swift
 /// let scheduler = ManualScheduler()
@@ -12,7 +12,7 @@ import Foundation
 /// ```
 ///
 /// Like swift-nio's `EmbeddedEventLoop` and swift-clocks' `TestClock`, it insists on idleness: end a
-/// test with ``expectIdle()``, and ``runUntilIdle(mode:maxTurns:)`` throws when it gives up with work
+/// test with ``expectIdle()``, and ``runUntilIdle(mode:maxTurns:file:line:)`` throws when it gives up with work
 /// still pending instead of returning quietly.
 ///
 /// It stands in for the main thread (``isMainThreadScheduler`` is `true`), so a `ViewUpdatingContext`
@@ -20,7 +20,7 @@ import Foundation
 ///
 /// > Important: A manual scheduler belongs to the thread that creates it: turn it, and call
 /// > synchronous APIs such as `.now` posts or `update()`, on that thread. Other threads may schedule
-/// > work at any time; it waits for the next ``turn(mode:)``.
+/// > work at any time; it waits for the next ``turn(mode:file:line:)``.
 public final class ManualScheduler: CoalescingScheduler, @unchecked Sendable {
     // @unchecked Sendable: `commonModes` is immutable; `mode` is written and read only on the owner
     // thread (turns assert it, and `currentMode` answers `nil` elsewhere).
@@ -56,7 +56,7 @@ public final class ManualScheduler: CoalescingScheduler, @unchecked Sendable {
 
     public override var isMainThreadScheduler: Bool { true }
 
-    /// The mode of the turn under way, or `nil` outside ``turn(mode:)`` ("no running loop").
+    /// The mode of the turn under way, or `nil` outside ``turn(mode:file:line:)`` ("no running loop").
     public override var currentMode: RunLoop.Mode? { isCurrent ? mode : nil }
 
     public override func isCommon(_ mode: RunLoop.Mode) -> Bool { commonModes.contains(mode) || mode == .common }
