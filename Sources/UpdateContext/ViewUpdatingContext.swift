@@ -218,7 +218,8 @@ public final class ViewUpdatingContext: Sendable {
     ///     inside ``withUpdateTransaction(_:_:)``, the scope's transaction decides whether it animates.
     ///   - file: The caller's file (`#fileID`): what diagnostics name as the request's call site.
     ///   - line: The caller's line.
-    ///   - changes: The changes; they run once, on the calling thread, before this returns.
+    ///   - changes: The changes; they run once, on the calling thread, before this returns. The update is
+    ///     requested even when they throw (what they changed before throwing is shown too).
     /// - Returns: What `changes` returns.
     ///
     /// Any thread. The flush happens on the main thread only; from another thread `changes` run and the
@@ -228,9 +229,9 @@ public final class ViewUpdatingContext: Sendable {
         animated: Bool? = nil, file: StaticString = #fileID, line: UInt = #line, _ changes: () throws -> Result
     ) rethrows -> Result {
         storage.flushBeforeChange(animated)
-        let result = try changes()
-        storage.setNeedsUpdate(animated, file: file, line: line)
-        return result
+        // Requested even when `changes` throws: what it changed before throwing is shown too.
+        defer { storage.setNeedsUpdate(animated, file: file, line: line) }
+        return try changes()
     }
 
     /// Delivers at once (synchronously) and cancels the update scheduled for the end of the cycle.

@@ -32,7 +32,7 @@ extension Bench {
         for cycle in 0..<cycles {
             for index in 0..<perCycle {
                 var withCompletion = UpdateTransaction(animation: (cycle + index) % 3 == 0 ? nil : .default)
-                withCompletion.addCompletion { _ in MainActor.assumeIsolated { completed.value += 1 } }
+                withCompletion.addCompletion { _ in completed.value += 1 }  // @MainActor: no assumeIsolated
                 context.setNeedsUpdate(transaction: withCompletion)
             }
             turnMainRunLoop()

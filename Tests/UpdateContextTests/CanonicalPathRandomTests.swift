@@ -146,7 +146,9 @@ final class CanonicalPathRandomTests: XCTestCase {
         var nextScope = 0
         var modelCounter = 0
         var log: [String] = []
-        let animations: [UpdateAnimation?] = [nil, .default, .linear(duration: 0.2), .spring(duration: 0.4, bounce: 0.2)]
+        let animations: [UpdateAnimation?] = [
+            nil, .default, .linear(duration: 0.2), .spring(duration: 0.4, bounce: 0.2),
+        ]
 
         func fresh() -> Subject {
             let subject = Subject()
@@ -264,15 +266,18 @@ final class CanonicalPathRandomTests: XCTestCase {
 
         /// One property change on `subject` through a random route, in the model and for real. Inside a
         /// scope, `scope` and its animation decide the effective flag.
-        func change(_ subject: Subject, scope: Scope?) {
+        func change(_ subject: Subject, scope: Scope?, nestedAnimation: UpdateAnimation?? = nil) {
             let value = nextValue
             nextValue += 1
             let route = Int.random(in: 0..<4, using: &random)
-            let scoped: String?? = scope.map { s in s.animation.map(Self.label) }
+            // In a nested scope the innermost animation (even none) wins; the completion is the outer one's.
+            let scoped: String?? = scope.map { s in (nestedAnimation ?? s.animation).map(Self.label) }
             guard subject.isAlive else { return }  // released inside a delivery earlier in this step
             if let state = subject.stateProbe {
                 let flag: Bool? = [nil, false, true].randomElement(using: &random)!
-                log.append("\(subject.id).modify(\(flag.map { $0 ? "T" : "F" } ?? "N"))=\(value)\(scope.map { " in s\($0.id)" } ?? "")")
+                log.append(
+                    "\(subject.id).modify(\(flag.map { $0 ? "T" : "F" } ?? "N"))=\(value)\(scope.map { " in s\($0.id)" } ?? "")"
+                )
                 let (effective, transaction) = Self.effective(flag, scoped)
                 modelRequest(subject, flag: effective, transaction: transaction, scope: scope) {
                     subject.values[0] = value
@@ -349,7 +354,17 @@ final class CanonicalPathRandomTests: XCTestCase {
                     var taskMade = false
                     withUpdateTransaction(transaction) {
                         for _ in 0..<count {
-                            change(subjects.randomElement(using: &random)!, scope: scope)
+                            let target = subjects.randomElement(using: &random)!
+                            if Int.random(in: 0..<4, using: &random) == 0 {
+                                let inner = animations.randomElement(using: &random)!
+                                log.append("nested \(inner.map(Self.label) ?? "-") {")
+                                withUpdateAnimation(inner) {
+                                    change(target, scope: scope, nestedAnimation: .some(inner))
+                                }
+                                log.append("}")
+                            } else {
+                                change(target, scope: scope)
+                            }
                             settleReleases()
                         }
                         if makesTask, let probe = taskTarget.probe {

@@ -30,7 +30,10 @@ private final class Card: ViewUpdating, @unchecked Sendable {
     }
 
     func updateView(animated: Bool) {
-        shown.append(Shown(text: "\(text)\(count == 0 ? "" : "#\(count)")\(size == 0 ? "" : "+\(size)")", color: color, animated: animated))
+        shown.append(
+            Shown(
+                text: "\(text)\(count == 0 ? "" : "#\(count)")\(size == 0 ? "" : "+\(size)")", color: color,
+                animated: animated))
         onRender?()
     }
 }
@@ -121,7 +124,8 @@ final class CanonicalPromiseTests: XCTestCase {
         XCTAssertEqual(card.shown, [Shown(text: "b", color: "black", animated: false)], "the flush, at the set")
         scheduler.turn()
         XCTAssertEqual(
-            card.shown, [Shown(text: "b", color: "black", animated: false), Shown(text: "b", color: "red", animated: true)])
+            card.shown,
+            [Shown(text: "b", color: "black", animated: false), Shown(text: "b", color: "red", animated: true)])
     }
 
     /// A plain `@NeedsUpdate` set inside `withUpdateAnimation` after a pending `false`: the spring's value
@@ -280,6 +284,33 @@ final class CanonicalPromiseTests: XCTestCase {
         let calls = CompletionCalls()
         withUpdateTransaction(calls.transaction("empty", .default)) {}
         XCTAssertEqual(calls.all, ["empty:nothing shown"])
+    }
+
+    /// A nested scope: its animation wins, and the enclosing scope's completion waits for its requests too.
+    func testANestedScopeKeepsTheEnclosingScopesCompletion() {
+        let card = card()
+        let calls = CompletionCalls()
+        calls.deliveries = { card.shown.count }
+        withUpdateTransaction(calls.transaction("outer", .linear(duration: 0.1))) {
+            withUpdateAnimation(nil) { card.count = 1 }  // explicitly not animated, inside
+        }
+        XCTAssertEqual(calls.all, [], "the outer completion waits for the nested request")
+        scheduler.turn()
+        XCTAssertEqual(card.shown.map(\.description), ["a#1/black/n"], "the innermost animation (none) wins")
+        XCTAssertEqual(calls.all, ["outer:shown@1"])
+    }
+
+    /// The closure form requests even when its changes throw: what they changed before throwing is shown.
+    func testTheClosureFormRequestsWhenTheChangesThrow() {
+        struct Failure: Error {}
+        let card = card()
+        XCTAssertThrowsError(
+            try card.setNeedsUpdate(animated: true) {
+                card.size = 9
+                throw Failure()
+            })
+        scheduler.turn()
+        XCTAssertEqual(card.shown.map(\.description), ["a+9/black/a"])
     }
 
     /// Typed `@MainActor @Sendable`: UIKit-style code in a completion compiles under Swift 6 (this file is

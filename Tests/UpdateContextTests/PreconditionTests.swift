@@ -31,7 +31,8 @@ final class PreconditionTests: XCTestCase {
         },
         "animator skips its block": {
             let context = ViewUpdatingContext(scheduler: ManualScheduler(), refreshEvents: [])
-            context.animateWithFlushedUpdates(using: { _ in }) {}
+            let skipsItsBlock: (@escaping () -> Void) -> Void = { _ in }
+            context.animateWithFlushedUpdates(using: skipsItsBlock, {})
         },
         "turn off its thread": {
             let scheduler = ManualScheduler()
@@ -105,7 +106,8 @@ final class PreconditionTests: XCTestCase {
     /// text — with a message naming the API and the caller's line (this file).
     func testUnrecoverableMisuseStopsWithItsMessageAtTheCallersLine() throws {
         let here = "UpdateContextTests/PreconditionTests.swift"
-        try assertTraps("negative spring", mentioning: "UpdateAnimation.spring(duration:bounce:): duration must be finite")
+        try assertTraps(
+            "negative spring", mentioning: "UpdateAnimation.spring(duration:bounce:): duration must be finite")
         try assertTraps("negative spring", mentioning: here)
         try assertTraps("non-main scheduler", mentioning: "needs a scheduler whose turns are the main thread's cycles")
         try assertTraps("non-main scheduler", mentioning: here)
@@ -115,7 +117,8 @@ final class PreconditionTests: XCTestCase {
         try assertTraps("animator skips its block", mentioning: here)
         try assertTraps("turn off its thread", mentioning: "ManualScheduler.turn(mode:) must be called on the thread")
         try assertTraps("turn off its thread", mentioning: here)
-        try assertTraps("view updated off the main thread", mentioning: "OffMainBadge.updateView(animated:) is @MainActor")
+        try assertTraps(
+            "view updated off the main thread", mentioning: "OffMainBadge.updateView(animated:) is @MainActor")
         try assertTraps("view updated off the main thread", mentioning: "mark the test @MainActor")
         try assertTraps("view updated off the main thread", mentioning: here)
     }

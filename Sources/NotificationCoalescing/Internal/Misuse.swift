@@ -12,8 +12,7 @@ package enum Misuse {
     /// Stops the program: a mistake nothing sensible can follow. `fatalError`, not `precondition`: the
     /// message and the caller's `#fileID:#line` survive `-O` (a release build's precondition prints only
     /// "precondition failure").
-    package static func unrecoverable(_ message: @autoclosure () -> String, file: StaticString, line: UInt) -> Never
-    {
+    package static func unrecoverable(_ message: @autoclosure () -> String, file: StaticString, line: UInt) -> Never {
         fatalError(message(), file: file, line: line)
     }
 

@@ -168,6 +168,19 @@ public struct UpdateTransaction: Sendable, CustomStringConvertible {
         return copy
     }
 
+    /// This transaction made current inside `outer`'s scope: its own animation (even none) and values win,
+    /// and the enclosing scope's completions come along, so that they also wait for the requests made in
+    /// the nested body (`withUpdateAnimation(.spring) { … }` inside a scope with a completion).
+    func nested(in outer: UpdateTransaction) -> UpdateTransaction {
+        var merged = self
+        merged.values = outer.values.merging(values) { _, inner in inner }
+        for box in outer.completions where !merged.completions.contains(where: { $0 === box }) {
+            merged.completions.append(box)
+        }
+        merged.isPlain = merged.values.isEmpty && merged.completions.isEmpty
+        return merged
+    }
+
     /// This transaction as a request carries it: each completion not yet called is held for the request
     /// (it runs only once no holder is left); those already called are left out, so a request made after
     /// the completion ran carries the rest of the transaction only. Any thread.
@@ -269,7 +282,8 @@ final class TransactionScope: Sendable {
 /// `body` (see ``UpdateTransaction/addCompletion(_:)``); when `body` requests nothing, it is told
 /// ``UpdateCompletion/dropped(_:)`` with ``UpdateCompletion/DropReason/noUpdaters`` as the scope ends. A
 /// `Task` created in `body` carries the transaction too (its animation and values, always; its
-/// completions, while they have not run).
+/// completions, while they have not run). In a nested scope the innermost animation and values win, and
+/// the enclosing scopes' completions also wait for the nested body's requests.
 ///
 /// Any thread. On another thread than the main one the requests wait in the context's inbox with the
 /// transaction, and the completions still run on the main thread.
@@ -277,7 +291,8 @@ final class TransactionScope: Sendable {
 public func withUpdateTransaction<Result>(_ transaction: UpdateTransaction, _ body: () throws -> Result) rethrows
     -> Result
 {
-    let held = transaction.claimingCompletions()
+    let current = UpdateTransaction.current.map { transaction.nested(in: $0) } ?? transaction
+    let held = current.claimingCompletions()
     defer { held.releaseCompletions(nil) }
     return try UpdateTransaction.$scope.withValue(TransactionScope(held), operation: body)
 }
