@@ -14,9 +14,11 @@ import NotificationCoalescing
 ///     var name = "" { willSet { updateContext.setNeedsUpdate() } }
 ///     var color = UIColor.black { willSet { updateContext.setNeedsUpdate(animated: true) } }
 ///
-///     override func viewDidLoad() {
-///         super.viewDidLoad()
-///         updateContext.onUpdate { [weak self] animated in self?.render(animated: animated) }
+///     override func viewWillAppear(_ animated: Bool) {
+///         super.viewWillAppear(animated)
+///         if updateContext.updaterCount == 0 {
+///             updateContext.onUpdate { [weak self] animated in self?.render(animated: animated) }
+///         }
 ///         updateContext.update()
 ///     }
 ///
