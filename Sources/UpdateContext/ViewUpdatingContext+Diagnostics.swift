@@ -83,13 +83,18 @@ extension UpdateStorage {
             if seconds > 1 && scheduler.hasRequestedTurn {
                 line += " and a turn is overdue (is its thread running its run loop?)"
             }
-        } else {
-            line += "it has never turned"
+        } else if !scheduler.hasRequestedTurn {
+            // Nothing asked it to turn yet (a context that has delivered at once, or is suspended): no advice.
+            line += "it has not turned yet, and no turn is asked for"
+        } else if scheduler.isStallReported {
+            line += "it has never turned, and a turn asked for more than a second ago has not begun"
             if scheduler is RunLoopScheduler {
                 line +=
                     " (no run loop is running there: under an async main or Swift Testing on Linux, use "
                     + ".dispatchMain)"
             }
+        } else {
+            line += "it has not turned yet; a turn is asked for"
         }
         return line
     }

@@ -335,13 +335,46 @@ final class DiagnosticsTests: XCTestCase {
         XCTAssertEqual(recorder.reports(label: "recorded", kind: .delivery).count, 4)
     }
 
+    // MARK: The handler
+
+    /// Replacing the handler releases the old one outside the handler's lock: an old handler whose captures'
+    /// deinit reads the handler (as a context released there does when it reports) must not deadlock.
+    func testReplacingTheHandlerReleasesTheOldOneOutsideItsLock() {
+        final class ReadsTheHandlerWhenReleased: Sendable {
+            deinit { _ = UpdateDiagnostics.handler }
+        }
+        let saved = UpdateDiagnostics.handler
+        defer { UpdateDiagnostics.handler = saved }
+        func install() {  // the handler holds the only reference
+            let captured = ReadsTheHandlerWhenReleased()
+            UpdateDiagnostics.handler = { _ in withExtendedLifetime(captured) {} }
+        }
+        install()
+        let replaced = expectation(description: "replaced")
+        Thread.detachNewThread {
+            UpdateDiagnostics.handler = { _ in }  // releases the last reference to `captured`
+            replaced.fulfill()
+        }
+        wait(for: [replaced], timeout: 10)
+    }
+
+    /// Recording's line prints the delivery's transaction (the README promises "its flag or transaction").
+    func testARecordedDeliveryLinePrintsItsTransaction() {
+        let report = UpdateDiagnostics.Report(
+            kind: .delivery, label: "card", message: "end of cycle delivery #2, animated",
+            transaction: "UpdateTransaction(animation: spring(0.4, bounce: 0.2), 1 completion)")
+        XCTAssertTrue(report.description.contains("with UpdateTransaction(animation: spring(0.4"), report.description)
+    }
+
     // MARK: debugDescription
 
     func testDescriptionOfASuspendedContext() {
         let context = ViewUpdatingContext(label: "hidden", scheduler: scheduler, refreshEvents: [])
         context.onUpdate { _ in }
         XCTAssertTrue(context.debugDescription.contains("no update pending"), context.debugDescription)
-        XCTAssertTrue(context.debugDescription.contains("it has never turned"), context.debugDescription)
+        // Nothing asked the scheduler to turn: no advice about run loops (it would be wrong in an app).
+        XCTAssertTrue(context.debugDescription.contains("no turn is asked for"), context.debugDescription)
+        XCTAssertFalse(context.debugDescription.contains(".dispatchMain"), context.debugDescription)
         context.suspend()
         context.suspend()
         context.setNeedsUpdate(animated: true)

@@ -40,8 +40,11 @@ public enum UpdateDiagnostics {
     public static var handler: @Sendable (Report) -> Void {
         get { current.withLock { $0 }.handler }
         set {
-            let box = HandlerBox(newValue)
-            current.withLock { $0 = box }
+            // The old handler is released after the lock: its captures' deinits are the user's code (one
+            // may own a context whose release reports, which reads the handler again).
+            var box = HandlerBox(newValue)
+            current.withLock { swap(&$0, &box) }
+            _ = box
         }
     }
 
@@ -171,8 +174,11 @@ extension UpdateDiagnostics {
             self.duration = duration
         }
 
+        /// One line: the kind, the label, the message, the delivery's transaction (its animation and how
+        /// many completions it carries) when it had one, and the call site.
         public var description: String {
             var text = "[\(kind)] \(label): \(message)"
+            if let transaction { text += ", with \(transaction)" }
             if let callSite { text += " — at \(callSite)" }
             return text
         }
