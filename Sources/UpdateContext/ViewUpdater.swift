@@ -59,7 +59,9 @@ extension ViewUpdatingContext {
         var contextDescription: String {
             guard let storage = StripedLocks.withLock(for: self, { storage }) else { return "removed" }
             if storage.isCancelled { return "its context \"\(storage.label.string)\" was released" }
-            return storage.hasUpdater(id) ? storage.diagnosticDescription : "removed"
+            guard storage.hasUpdater(id) else { return "removed" }
+            // Says "released" itself when the context goes meanwhile (it holds the scheduler while it reads).
+            return storage.diagnosticDescription
         }
 
         public var description: String {

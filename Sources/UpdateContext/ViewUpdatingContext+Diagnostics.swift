@@ -25,13 +25,18 @@ extension ViewUpdatingContext.ViewUpdater: CustomDebugStringConvertible {
 }
 
 extension UpdateStorage {
-    /// ``ViewUpdatingContext/debugDescription``.
+    /// ``ViewUpdatingContext/debugDescription``. Any thread, even racing the context's release: the
+    /// scheduler is retained for the whole description (everything below reads it unretained, and a token
+    /// asked from another thread does not keep the context, nor so the scheduler, alive).
     var diagnosticDescription: String {
-        var lines = ["ViewUpdatingContext \"\(label.string)\""]
-        if isCancelled {
-            lines.append("released: it delivers nothing more (its updaters are gone)")
-            return lines.joined(separator: "\n  ")
+        guard !isCancelled, let scheduler = retainedScheduler() else {
+            return "ViewUpdatingContext \"\(label.string)\"\n  released: it delivers nothing more (its updaters are gone)"
         }
+        return withExtendedLifetime(scheduler) { describeWhileSchedulerHeld() }
+    }
+
+    private func describeWhileSchedulerHeld() -> String {
+        var lines = ["ViewUpdatingContext \"\(label.string)\""]
         let onMain = isOnSchedulerThread
         let bits = cvu_bits_load(diagnostics)
         let suspended = bits & DiagnosticsBits.suspended != 0

@@ -366,6 +366,28 @@ final class DiagnosticsTests: XCTestCase {
         XCTAssertTrue(report.description.contains("with UpdateTransaction(animation: spring(0.4"), report.description)
     }
 
+    /// A token's description on another thread racing the context's release on the main thread reads
+    /// nothing freed: the scheduler, held only by the context, goes with it (AddressSanitizer checks this in
+    /// `.ci/run`; a plain build may read stale memory and pass).
+    func testATokensDescriptionRacingTheContextsReleaseReadsNothingFreed() {
+        for _ in 0..<300 {
+            var context: ViewUpdatingContext? = ViewUpdatingContext(
+                label: "racing", scheduler: ManualScheduler(), refreshEvents: [])
+            let token = context!.onUpdate { _ in }
+            let started = DispatchSemaphore(value: 0)
+            let done = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                started.signal()
+                for _ in 0..<20 { _ = token.debugDescription }
+                done.signal()
+            }
+            started.wait()
+            context = nil
+            done.wait()
+            XCTAssertTrue(token.debugDescription.contains("released"), token.debugDescription)
+        }
+    }
+
     // MARK: debugDescription
 
     func testDescriptionOfASuspendedContext() {
