@@ -30,7 +30,8 @@ extension UpdateStorage {
     /// asked from another thread does not keep the context, nor so the scheduler, alive).
     var diagnosticDescription: String {
         guard !isCancelled, let scheduler = retainedScheduler() else {
-            return "ViewUpdatingContext \"\(label.string)\"\n  released: it delivers nothing more (its updaters are gone)"
+            return
+                "ViewUpdatingContext \"\(label.string)\"\n  released: it delivers nothing more (its updaters are gone)"
         }
         return withExtendedLifetime(scheduler) { describeWhileSchedulerHeld() }
     }
@@ -67,7 +68,16 @@ extension UpdateStorage {
             if suspended { lines.append("suspended") }
         }
         lines.append(withScheduler(schedulerLine))
-        lines.append("\(updaterCount) updater\(updaterCount == 1 ? "" : "s")")
+        let updaters = updaterCount
+        if updaters > 0 {
+            lines.append("\(updaters) updater\(updaters == 1 ? "" : "s")")
+        } else if cvu_bits_load(diagnostics) & DiagnosticsBits.viewUpdatingOwner != 0 && !isOwnerConnected {
+            lines.append(
+                "0 updaters: its ViewUpdating object has not called startUpdatingView(), so requests reach "
+                    + "nobody and updateView(animated:) is never called")
+        } else {
+            lines.append("0 updaters: requests reach nobody (none registered, or all removed)")
+        }
         if onMain {
             let count = machinePointer.pointee.deliverySerial
             var line = count == 0 ? "no delivery yet" : "\(count) deliver\(count == 1 ? "y" : "ies") so far"

@@ -53,6 +53,62 @@ final class DiagnosticsMisuseTests: XCTestCase {
         scheduler.turn()
     }
 
+    // MARK: A forgotten startUpdatingView()
+
+    private final class Badge: ViewUpdating {
+        let updateContext: ViewUpdatingContext
+        @NeedsUpdate var count = 0
+        var renders = 0
+        init(label: String, scheduler: ManualScheduler) {
+            updateContext = ViewUpdatingContext(label: label, scheduler: scheduler, refreshEvents: [])
+        }
+        func updateView(animated: Bool) { renders += 1 }
+    }
+
+    /// Forgetting `startUpdatingView()` is not silent: requests that reach no updater for a second are
+    /// reported once, naming the call, and the description says what "0 updaters" means there.
+    func testAForgottenStartUpdatingViewIsReportedOnce() {
+        let badge = Badge(label: "forgotten", scheduler: scheduler)
+        badge.count = 1
+        scheduler.turn()  // delivered to nobody
+        XCTAssertTrue(
+            badge.updateContext.debugDescription.contains("has not called startUpdatingView()"),
+            badge.updateContext.debugDescription)
+        Watchdog.shared.tick()
+        XCTAssertTrue(recorder.reports(label: "forgotten").isEmpty, "not a second yet")
+        Watchdog.shared.tick()
+        let reports = recorder.reports(label: "forgotten", kind: .nothingConnected)
+        XCTAssertEqual(reports.count, 1)
+        XCTAssertTrue(reports.first?.message.contains("startUpdatingView()") == true, "\(reports)")
+        badge.count = 2
+        scheduler.turn()
+        for _ in 0..<3 { Watchdog.shared.tick() }
+        XCTAssertEqual(recorder.reports(label: "forgotten", kind: .nothingConnected).count, 1, "once")
+    }
+
+    /// Connected in time (a view loaded a moment after its controller was made): nothing is reported.
+    func testStartUpdatingViewCalledWithinASecondIsNotReported() {
+        let badge = Badge(label: "in time", scheduler: scheduler)
+        badge.count = 1
+        scheduler.turn()
+        Watchdog.shared.tick()
+        badge.startUpdatingView()
+        for _ in 0..<3 { Watchdog.shared.tick() }
+        XCTAssertTrue(recorder.reports(label: "in time").isEmpty)
+        XCTAssertEqual(badge.renders, 1)
+        XCTAssertFalse(badge.updateContext.debugDescription.contains("startUpdatingView()"))
+    }
+
+    /// A plain context with no updater (not a ViewUpdating owner's) is not blamed on startUpdatingView().
+    func testAPlainContextWithoutUpdatersIsNotBlamedOnStartUpdatingView() {
+        let context = ViewUpdatingContext(label: "plain", scheduler: scheduler, refreshEvents: [])
+        context.setNeedsUpdate()
+        scheduler.turn()
+        for _ in 0..<3 { Watchdog.shared.tick() }
+        XCTAssertTrue(recorder.reports(label: "plain").isEmpty)
+        XCTAssertTrue(context.debugDescription.contains("0 updaters: requests reach nobody"), context.debugDescription)
+    }
+
     // MARK: suspend() without resume()
 
     func testPendingWhileSuspendedForASecondIsReportedOnce() {

@@ -103,6 +103,9 @@ extension UpdateDiagnostics {
             /// An update-properties context that was never bound to its view, delivering from the main
             /// queue instead.
             public static let unboundPropertiesPass = Kind(name: "unbound update-properties pass")
+            /// A context whose `ViewUpdating` owner never called `startUpdatingView()`: its requests have
+            /// reached no updater for more than a second.
+            public static let nothingConnected = Kind(name: "nothing connected")
             /// A call made where it is not allowed (off the main thread, an extra `resume()`), recovered
             /// from as documented.
             public static let misuse = Kind(name: "misuse")

@@ -14,6 +14,12 @@ enum DiagnosticsBits {
     static let suspended: UInt8 = 1 << 3
     /// Pending while suspended for more than a second was reported.
     static let suspendReported: UInt8 = 1 << 4
+    /// A `ViewUpdating` object requests through this context (`@NeedsUpdate`, its `setNeedsUpdate`).
+    static let viewUpdatingOwner: UInt8 = 1 << 5
+    /// A delivery reached no updater while that owner had not called `startUpdatingView()`.
+    static let deliveredToNobody: UInt8 = 1 << 6
+    /// That was reported.
+    static let nothingConnectedReported: UInt8 = 1 << 7
 }
 
 /// What the always-on reports need to know.
@@ -178,14 +184,73 @@ extension UpdateStorage: WatchdogSubject, SlowTurnSubject {
     }
 
     func watchdogState() -> UInt64? {
+        if isCancelled { return nil }
+        if isSuspendedWithUpdatePending { return 1 }
+        return isUnconnectedOwner ? 2 : nil
+    }
+
+    private var isSuspendedWithUpdatePending: Bool {
         let bits = cvu_bits_load(diagnostics)
-        if isCancelled || bits & DiagnosticsBits.suspended == 0 || bits & DiagnosticsBits.suspendReported != 0 {
-            return nil
-        }
-        return isUpdatePendingSnapshot ? 1 : nil
+        return bits & DiagnosticsBits.suspended != 0 && bits & DiagnosticsBits.suspendReported == 0
+            && isUpdatePendingSnapshot
     }
 
     func watchdogReport() {
+        if isSuspendedWithUpdatePending {
+            reportPendingWhileSuspended()
+        } else if isUnconnectedOwner {
+            reportNothingConnected()
+        }
+    }
+
+    // MARK: A `ViewUpdating` owner that never connected
+
+    /// A `ViewUpdating` object requests through this context (any thread): one load, and one atomic or
+    /// the first time.
+    @inline(__always)
+    func markViewUpdatingOwner() {
+        if cvu_bits_load(diagnostics) & DiagnosticsBits.viewUpdatingOwner == 0 {
+            _ = cvu_bits_fetch_or(diagnostics, DiagnosticsBits.viewUpdatingOwner)
+        }
+    }
+
+    /// Whether a `ViewUpdating` owner requests through this context, has not called
+    /// `startUpdatingView()`, and a delivery already reached no updater (not yet reported).
+    var isUnconnectedOwner: Bool {
+        let bits = cvu_bits_load(diagnostics)
+        return bits & DiagnosticsBits.viewUpdatingOwner != 0 && bits & DiagnosticsBits.deliveredToNobody != 0
+            && bits & DiagnosticsBits.nothingConnectedReported == 0 && !isOwnerConnected && updaterCount == 0
+    }
+
+    /// Whether the owner connected its `updateView(animated:)` (`startUpdatingView()`).
+    var isOwnerConnected: Bool { cvu_flag_load_relaxed(flags + Self.ownerConnectedFlag) }
+
+    /// A delivery reached no updater (main thread). On the canonical path that means `startUpdatingView()`
+    /// was not called (yet): the watchdog reports it if that is still so a second later — a view
+    /// controller made ahead of its view may wait that long, so the report says when it is expected.
+    @inline(never)
+    func noteDeliveredToNobody() {
+        let bits = cvu_bits_load(diagnostics)
+        guard bits & DiagnosticsBits.viewUpdatingOwner != 0, bits & DiagnosticsBits.nothingConnectedReported == 0,
+            !isOwnerConnected
+        else { return }
+        _ = cvu_bits_fetch_or(diagnostics, DiagnosticsBits.deliveredToNobody)
+        Watchdog.shared.watch(self)
+    }
+
+    private func reportNothingConnected() {
+        let bits = cvu_bits_fetch_or(diagnostics, DiagnosticsBits.nothingConnectedReported)
+        guard bits & DiagnosticsBits.nothingConnectedReported == 0 else { return }
+        UpdateDiagnostics.emit(
+            UpdateDiagnostics.Report(
+                kind: .nothingConnected, label: label.string,
+                message: "its requests reach no updater: the ViewUpdating object that owns it has not called "
+                    + "startUpdatingView(), so updateView(animated:) is never called. Call startUpdatingView() "
+                    + "once the views exist (viewDidLoad, or the end of init). If the view is not loaded yet "
+                    + "on purpose, this is expected."))
+    }
+
+    private func reportPendingWhileSuspended() {
         let bits = cvu_bits_fetch_or(diagnostics, DiagnosticsBits.suspendReported)
         guard bits & DiagnosticsBits.suspendReported == 0, !isCancelled else { return }
         UpdateDiagnostics.emit(

@@ -35,6 +35,7 @@ extension UpdateStorage {
         // The completions run after the updaters (inside the delivery: what they request waits for a
         // later cycle), or once the animations the updaters started end.
         let hadUpdaters = entry != nil
+        if !hadUpdaters { noteDeliveredToNobody() }
         defer { if let transaction { endTransaction(transaction, hadUpdaters: hadUpdaters) } }
         // The slow-updater report times each updater (a monotonic clock, ~30 ns a read) in deliveries outside a
         // turn, while recording, and for a while after a turn slower than a frame; other turns are timed

@@ -34,7 +34,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
     static let cancelledFlag = 2  // the context is gone
     private static let animatedFlag = 3  // the default `animated`
     private static let refreshFlag = 4  // joined a refresh hub (set once, before the context is shared)
-    private static let ownerFlag = 5  // a `ViewUpdating` object connected its `updateView(animated:)`
+    static let ownerConnectedFlag = 5  // a `ViewUpdating` object connected its `updateView(animated:)`
     static let transactionFlag = 6  // the ledger holds a pending transaction (main thread)
     static let diagnosticsBits = 7  // `DiagnosticsBits`, changed with `cvu_bits_*`
     private static let flagCount = 8
@@ -172,7 +172,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
 
     /// Marks the context as connected to its `ViewUpdating` owner; `false` when it already was. Any thread.
     func markOwnerConnected() -> Bool {
-        !cvu_flag_exchange(flags + Self.ownerFlag, true)
+        !cvu_flag_exchange(flags + Self.ownerConnectedFlag, true)
     }
 
     var inboxHasRequests: Bool { cvu_flag_load_acquire(flags + Self.inboxFlag) }

@@ -106,7 +106,9 @@ extension ViewUpdating {
     ///   - file: The caller's file (`#fileID`): the call site that diagnostics name (`UpdateDiagnostics`).
     ///   - line: The caller's line.
     public func setNeedsUpdate(animated: Bool? = nil, file: StaticString = #fileID, line: UInt = #line) {
-        updateContext.setNeedsUpdate(animated: animated, file: file, line: line)
+        let context = updateContext
+        context.storage.markViewUpdatingOwner()
+        context.setNeedsUpdate(animated: animated, file: file, line: line)
     }
 
     /// Makes `changes` and asks for one call of ``updateView(animated:)`` for them: the context's
@@ -124,7 +126,9 @@ extension ViewUpdating {
     public func setNeedsUpdate<Result>(
         animated: Bool? = nil, file: StaticString = #fileID, line: UInt = #line, _ changes: () throws -> Result
     ) rethrows -> Result {
-        try updateContext.setNeedsUpdate(animated: animated, file: file, line: line, changes)
+        let context = updateContext
+        context.storage.markViewUpdatingOwner()
+        return try context.setNeedsUpdate(animated: animated, file: file, line: line, changes)
     }
 
     /// Calls ``updateView(animated:)`` at once if an update is pending, like `layoutIfNeeded()`: the
@@ -198,6 +202,7 @@ public struct NeedsUpdate<Value> {
             // pending non-animated update, which then shows the value before it; the request follows the
             // change, so that from any thread the delivery it makes sees the new value.
             let context = instance.updateContext
+            context.storage.markViewUpdatingOwner()
             context.storage.flushBeforeChange(old.animated)
             instance[keyPath: storageKeyPath].value = newValue
             context.setNeedsUpdate(animated: old.animated)
