@@ -295,8 +295,9 @@ public struct InvalidationPair<First, Second> {
 
 extension InvalidationPair: Sendable where First: Sendable, Second: Sendable {}
 
-extension InvalidationPair: UpdateRequestingInvalidation
-where First: ViewUpdatingInvalidation, Second: ViewUpdatingInvalidation {
+// For every pair, not only pairs of object invalidations: inside a view, `.layout, .update(animated: true)`
+// pairs a view invalidation with an update, and the update's flush must come before the change too.
+extension InvalidationPair: UpdateRequestingInvalidation {
     func flushBeforeChange(of object: any ViewUpdating) {
         (first as? any UpdateRequestingInvalidation)?.flushBeforeChange(of: object)
         (second as? any UpdateRequestingInvalidation)?.flushBeforeChange(of: object)

@@ -1,8 +1,9 @@
 import CoalescingTestSupport
 import Foundation
 import NotificationCoalescing
-import UpdateContext
 import XCTest
+
+@testable import UpdateContext
 
 /// The canonical path as an app drives it, at random, checked after every step against a model of what
 /// each delivery must *show* — the values `updateView` read, not only its flag — and of when each
@@ -90,6 +91,10 @@ final class CanonicalPathRandomTests: XCTestCase {
         var lastRendered: Int?
         /// Scopes with a request pending here, once per request.
         var pendingScopes: [Scope] = []
+        /// A subscription's transaction (what `requestUpdates(from:transaction:)` requests with per element):
+        /// its renewal, its animation, and the instance of its completion now (renewed once it has run).
+        var subscription: (renewal: CompletionRenewal, id: Int, animation: UpdateAnimation?)?
+        var subscriptionInstance: Scope?
         var releaseInside = false
         /// Whether the model has seen it go.
         var modelGone = false
@@ -106,6 +111,8 @@ final class CanonicalPathRandomTests: XCTestCase {
     /// A scope (or a transaction given to one request) with a completion.
     final class Scope {
         let id: Int
+        /// How its completion's calls are recorded: `s<id>`, or `q<subscription>` for a subscription's.
+        var name: String
         let animation: UpdateAnimation?
         var pending = 0
         var isOpen = true
@@ -114,8 +121,9 @@ final class CanonicalPathRandomTests: XCTestCase {
         var released = false
         /// The deliveries that absorbed its requests: (probe id, that probe's count after it).
         var absorbedBy: [(Int, Int)] = []
-        init(id: Int, animation: UpdateAnimation?) {
+        init(id: Int, animation: UpdateAnimation?, name: String? = nil) {
             self.id = id
+            self.name = name ?? "s\(id)"
             self.animation = animation
         }
     }
@@ -145,10 +153,23 @@ final class CanonicalPathRandomTests: XCTestCase {
         var nextValue = 1
         var nextScope = 0
         var modelCounter = 0
+        var nextSubscription = 0
         var log: [String] = []
         let animations: [UpdateAnimation?] = [
             nil, .default, .linear(duration: 0.2), .spring(duration: 0.4, bounce: 0.2),
         ]
+
+        func recordSubscriptionCall(_ id: Int) -> @MainActor @Sendable (UpdateCompletion) -> Void {
+            { completion in
+                let text: String
+                switch completion {
+                case .shown: text = "q\(id):shown"
+                case .dropped(.contextReleased): text = "q\(id):released"
+                case .dropped(.noUpdaters): text = "q\(id):nothing shown"
+                }
+                recorded.withLock { $0.append(text) }
+            }
+        }
 
         func fresh() -> Subject {
             let subject = Subject()
@@ -167,6 +188,13 @@ final class CanonicalPathRandomTests: XCTestCase {
                 subject.id = probe.id
                 probe.startUpdatingView()
                 subject.rules.update(false)
+                if Bool.random(using: &random) {
+                    let animation = animations.randomElement(using: &random)!
+                    var transaction = UpdateTransaction(animation: animation)
+                    transaction.addCompletion(recordSubscriptionCall(nextSubscription))
+                    subject.subscription = (CompletionRenewal(transaction), nextSubscription, animation)
+                    nextSubscription += 1
+                }
                 subject.expectedShown.append("0,0,0,0n")
                 modelCounter += 1
                 probe.onDelivery = { [unowned subject] in
@@ -208,12 +236,12 @@ final class CanonicalPathRandomTests: XCTestCase {
             guard scope.pending == 0, !scope.isOpen, !scope.spent else { return }
             scope.spent = true
             if scope.released {
-                expectedCalls.append("s\(scope.id):released")
+                expectedCalls.append("\(scope.name):released")
             } else if scope.shown {
-                expectedCalls.append("s\(scope.id):shown")
-                expectedAfter[scope.id] = (Counter.step, scope.absorbedBy)
+                expectedCalls.append("\(scope.name):shown")
+                if scope.name.hasPrefix("s") { expectedAfter[scope.id] = (Counter.step, scope.absorbedBy) }
             } else {
-                expectedCalls.append("s\(scope.id):nothing shown")
+                expectedCalls.append("\(scope.name):nothing shown")
             }
         }
 
@@ -337,7 +365,7 @@ final class CanonicalPathRandomTests: XCTestCase {
                 switch Int.random(in: 0..<100, using: &random) {
                 case 0..<35:
                     change(subject, scope: nil)
-                case 35..<55:
+                case 35..<51:
                     // A scope: an animation or none, a completion, one to three changes, maybe a task.
                     let scope = Scope(id: nextScope, animation: animations.randomElement(using: &random)!)
                     nextScope += 1
@@ -394,6 +422,24 @@ final class CanonicalPathRandomTests: XCTestCase {
                         settleReleases()
                         if !scope.spent { finishIfDone(scope) }
                     }
+                case 51..<55:
+                    // A subscription's element: a request with its transaction through the link (what a
+                    // sequence's task does), joining the completion's live instance or renewing it.
+                    guard let probe = subject.probe, let subscription = subject.subscription else { break }
+                    log.append("\(subject.id).element q\(subscription.id)")
+                    if subject.subscriptionInstance?.spent ?? true {
+                        let instance = Scope(
+                            id: nextScope, animation: subscription.animation, name: "q\(subscription.id)")
+                        nextScope += 1
+                        instance.isOpen = false
+                        subject.subscriptionInstance = instance
+                    }
+                    let label: String?? = .some(subscription.animation.map(Self.label))
+                    modelRequest(
+                        subject, flag: subscription.animation != nil, transaction: label,
+                        scope: subject.subscriptionInstance
+                    ) {}
+                    subscription.renewal.request(on: probe.updateContext.updateLink)
                 case 55..<58:
                     // A transaction with a completion, given to one request (`modify(transaction:)` for a
                     // state subject, `setNeedsUpdate(transaction:)` around a hidden change otherwise).

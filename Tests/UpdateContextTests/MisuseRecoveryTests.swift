@@ -71,6 +71,64 @@ final class MisuseRecoveryTests: XCTestCase {
         XCTAssertEqual(flags, [true])
     }
 
+    /// Every main-thread API called off the main thread, with no scope, inside an animated scope and inside
+    /// a non-animated one: one report, naming the API the caller used (not one the package calls inside);
+    /// and the update APIs still deliver once, in the next cycle, carrying the scope's transaction and
+    /// telling its completion once.
+    func testEveryOffMainMisuseNamesItsAPIInEveryScope() {
+        final class Owner: ViewUpdating, @unchecked Sendable {
+            // @unchecked Sendable: handed to one background call at a time; read after it returned.
+            let updateContext: ViewUpdatingContext
+            var renders = 0
+            init(_ scheduler: ManualScheduler) {
+                updateContext = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+            }
+            func updateView(animated: Bool) { renders += 1 }
+        }
+        let calls: [(api: String, delivers: Bool, call: @Sendable (Owner) -> Void)] = [
+            ("update(animated:)", true, { $0.updateContext.update(animated: true) }),
+            ("update(transaction:)", true, { $0.updateContext.update(transaction: UpdateTransaction()) }),
+            ("startUpdatingView()", true, { $0.startUpdatingView() }),
+            ("updateIfNeeded()", false, { $0.updateContext.updateIfNeeded() }),
+            ("updateIfNeeded()", false, { $0.updateViewIfNeeded() }),
+            ("suspend()", false, { $0.updateContext.suspend() }),
+        ]
+        let scopes: [(name: String, animation: UpdateAnimation??)] = [
+            ("no scope", nil), ("animated scope", .some(.default)), ("non-animated scope", .some(nil)),
+        ]
+        for (api, delivers, call) in calls {
+            for (scopeName, animation) in scopes {
+                reports.withLock { $0.removeAll() }
+                let owner = Owner(scheduler)
+                if api != "startUpdatingView()" { owner.updateContext.onUpdate { _ in } }
+                let completions = NotificationCoalescing.Locked(0)
+                onAnotherThread {
+                    if let animation {
+                        var transaction = UpdateTransaction(animation: animation)
+                        transaction.addCompletion { _ in completions.withLock { $0 += 1 } }
+                        withUpdateTransaction(transaction) { call(owner) }
+                    } else {
+                        call(owner)
+                    }
+                }
+                let messages = reported.map(\.message)
+                XCTAssertEqual(messages.count, 1, "\(api), \(scopeName): \(messages)")
+                XCTAssertTrue(
+                    messages.first?.hasPrefix("ViewUpdatingContext.\(api) must be called on the main thread") == true,
+                    "\(api), \(scopeName): \(messages)")
+                _ = try? scheduler.runUntilIdle()
+                spinMainLoop(timeout: 5) { animation == nil || completions.withLock { $0 } > 0 }
+                if animation != nil {
+                    XCTAssertEqual(completions.withLock { $0 }, 1, "\(api), \(scopeName): the scope's completion, once")
+                }
+                if delivers && api != "startUpdatingView()" {
+                    XCTAssertGreaterThan(owner.updateContext.updaterCount, 0)
+                }
+                if api == "startUpdatingView()" { XCTAssertEqual(owner.renders, 1, "\(scopeName): rendered once") }
+            }
+        }
+    }
+
     func testUpdateIfNeededOffTheMainThreadIsIgnored() {
         let context = context!
         context.setNeedsUpdate()
@@ -97,6 +155,27 @@ final class MisuseRecoveryTests: XCTestCase {
         XCTAssertTrue(context.isSuspended, "a resume on the wrong thread ends nothing")
         context.resume()
         XCTAssertFalse(context.isSuspended)
+    }
+
+    /// Inside an animated scope too, `startUpdatingView()` off the main thread names itself (found by an
+    /// outside review: the scope's path reported `update(transaction:)` and its advice).
+    func testStartUpdatingViewOffTheMainThreadInsideAScopeNamesItself() {
+        final class Plain: ViewUpdating, @unchecked Sendable {
+            // @unchecked Sendable: the test hands it to one background call and reads it after `sync`.
+            let updateContext: ViewUpdatingContext
+            var renders: [Bool] = []
+            init(_ scheduler: ManualScheduler) {
+                updateContext = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+            }
+            func updateView(animated: Bool) { renders.append(animated) }
+        }
+        let object = Plain(scheduler)
+        let line: UInt = #line + 1
+        onAnotherThread { withUpdateAnimation { object.startUpdatingView() } }
+        assertOneReport(mentioning: "startUpdatingView() must be called on the main thread", atLine: line)
+        XCTAssertFalse(reported.first?.message.contains("setNeedsUpdate(transaction:)") == true)
+        scheduler.turn()
+        XCTAssertEqual(object.renders, [false], "one render, not animated (its first render never animates)")
     }
 
     func testStartUpdatingViewOffTheMainThreadConnectsAndRendersInTheNextCycle() {

@@ -38,6 +38,34 @@ final class AsyncSequenceTriggerTests: XCTestCase {
         subscription.cancel()
     }
 
+    /// A sequence's transaction: its completion runs once per delivery that shows one or more elements
+    /// (found by an outside review: it ran once in all, the first completion leaving later elements without
+    /// it).
+    func testATransactionsCompletionRunsOncePerDeliveryOfItsElements() {
+        let scheduler = ManualScheduler()
+        let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+        let deliveries = Deliveries()
+        context.onUpdate { deliveries.record($0) }
+        let calls = NotificationCoalescing.Locked<[String]>([])
+        var transaction = UpdateTransaction(animation: .default)
+        transaction.addCompletion { completion in calls.withLock { $0.append("\(completion.wasShown)") } }
+        let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
+        let subscription = context.requestUpdates(from: stream, transaction: transaction)
+        for round in 1...3 {
+            continuation.yield(round)
+            if round == 3 { continuation.yield(4) }  // two elements, one delivery
+            waitUntil { context.isUpdatePending }
+            scheduler.turn()
+        }
+        continuation.finish()
+        waitUntil { context.runningSubscriptions == 0 }
+        _ = try? scheduler.runUntilIdle()
+        XCTAssertEqual(deliveries.letters, String(repeating: "a", count: deliveries.count))
+        XCTAssertEqual(calls.withLock { $0 }, Array(repeating: "true", count: deliveries.count), "once per delivery")
+        XCTAssertGreaterThanOrEqual(deliveries.count, 3)
+        withExtendedLifetime(subscription) {}
+    }
+
     func testCancelStopsIt() {
         let scheduler = ManualScheduler()
         let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])

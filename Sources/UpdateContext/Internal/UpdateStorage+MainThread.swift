@@ -14,8 +14,9 @@ extension UpdateStorage {
             + "this call becomes an update in the next main-thread cycle.", file: StaticString, line: UInt
     ) {
         if cvu_transaction_scopes_active(), let current = UpdateTransaction.scoped {
-            // Inside `withUpdateTransaction`: the update carries the scope's transaction, on every path.
-            update(transaction: current.applying(flag), file: file, line: line)
+            // Inside `withUpdateTransaction`: the update carries the scope's transaction, on every path (and
+            // a misuse still names the API the caller used).
+            update(transaction: current.applying(flag), api: api, recovery: recovery, file: file, line: line)
             return
         }
         guard
@@ -33,13 +34,13 @@ extension UpdateStorage {
     /// `update(transaction:)`, and `update()` inside a scope. Off the main thread — a mistake — it reports
     /// (debug builds stop at the caller's line) and becomes one forced update with `transaction` in the
     /// next main-thread cycle.
-    func update(transaction: UpdateTransaction, file: StaticString, line: UInt) {
-        guard
-            isOnSchedulerThreadOrReport(
-                "update(transaction:)",
-                recovery: ": it delivers synchronously. Call setNeedsUpdate(transaction:) from other threads; "
-                    + "this call becomes an update with its transaction in the next main-thread cycle.",
-                file: file, line: line)
+    func update(
+        transaction: UpdateTransaction, api: String = "update(transaction:)",
+        recovery: String = ": it delivers synchronously. Call setNeedsUpdate(transaction:) from other threads; "
+            + "this call becomes an update with its transaction in the next main-thread cycle.",
+        file: StaticString, line: UInt
+    ) {
+        guard isOnSchedulerThreadOrReport(api, recovery: recovery, file: file, line: line)
         else {
             noteRequestElsewhere(file: file, line: line)
             request(transaction, update: true)  // off the main thread: to the inbox, as one update

@@ -71,7 +71,7 @@ public struct UpdateTransaction: Sendable, CustomStringConvertible {
     /// What runs once the change is shown or dropped, each in a box of its own that counts the requests
     /// carrying it: a transaction copied into several requests (``withUpdateTransaction(_:_:)``, a task
     /// created in its body, several contexts) has its completion called once, after the last of them.
-    private(set) var completions: [CompletionBox] = []
+    fileprivate(set) var completions: [CompletionBox] = []
 
     /// For the transaction a delivery hands its updaters: what ``animate(_:)`` tells when an animation it
     /// started ends, so that the completions wait for it.
@@ -350,6 +350,36 @@ final class CompletionGroup: @unchecked Sendable {
     }
 }
 
+/// One transaction requested again and again by a subscription (an async sequence's elements): each
+/// completion runs once per delivery that shows one or more of those requests. A completion that has run
+/// is renewed — a new box with the same closure — for the next element, which the box's exactly-once rule
+/// would otherwise leave without it.
+final class CompletionRenewal: Sendable {
+    private let transaction: UpdateTransaction
+    private let current: Locked<[CompletionBox]>
+
+    init(_ transaction: UpdateTransaction) {
+        self.transaction = transaction
+        current = Locked(transaction.completions)
+    }
+
+    /// Requests on `link` with the transaction and the live instance of each completion: held here until
+    /// the request has claimed it, so that it cannot run (and be spent) in between.
+    func request(on link: UpdateLink) {
+        let boxes = current.withLock { boxes -> [CompletionBox] in
+            for index in boxes.indices where !boxes[index].hold() {
+                boxes[index] = CompletionBox(renewing: boxes[index])
+                _ = boxes[index].hold()
+            }
+            return boxes
+        }
+        var request = transaction
+        request.completions = boxes
+        link.setNeedsUpdate(transaction: request)
+        for box in boxes { box.release(nil) }  // the request holds them now (or dropped them)
+    }
+}
+
 /// One completion, with an identity (see ``UpdateTransaction/completions``) and a count of the requests
 /// that hold it: it runs once, when the last holder lets go, with what their requests came to.
 final class CompletionBox: Sendable {
@@ -370,6 +400,9 @@ final class CompletionBox: Sendable {
     private let state = Locked(State())
 
     init(_ call: @escaping @MainActor @Sendable (UpdateCompletion) -> Void) { self.call = call }
+
+    /// A new box for the same completion (see ``CompletionRenewal``).
+    init(renewing box: CompletionBox) { call = box.call }
 
     /// Takes a hold for a request; `false` when the completion has run (the request goes without it).
     func hold() -> Bool {

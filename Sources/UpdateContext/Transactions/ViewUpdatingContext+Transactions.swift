@@ -103,7 +103,7 @@ extension ViewUpdatingContext {
     /// }
     /// ```
     ///
-    /// Main thread (a precondition says so, naming the caller's line).
+    /// Main thread: called elsewhere it stops the program, in every build, naming the caller's line.
     public func animateWithFlushedUpdates(
         transaction: UpdateTransaction, file: StaticString = #fileID, line: UInt = #line,
         _ changes: () -> Void

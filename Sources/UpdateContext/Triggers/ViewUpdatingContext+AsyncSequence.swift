@@ -73,8 +73,10 @@ extension ViewUpdatingContext {
         subscribe(to: sequence, animated: animated, cancelsOnRelease: false)
     }
 
-    /// ``requestUpdates(from:animated:)`` whose requests each carry `transaction` (its animation, values
-    /// and completions: a completion is called once per delivery that absorbed such a request). The
+    /// ``requestUpdates(from:animated:)`` whose requests each carry `transaction`: its animation, its values,
+    /// and its completions, each called once per delivery that shows the requests of one or more elements
+    /// (elements coalesced into one delivery call it once; the next element's delivery calls it again).
+    /// The
     /// elements are consumed on a task of their own, which does not see a `withUpdateTransaction` around
     /// the code that produced them: this is how a sequence's requests carry one.
     ///
@@ -88,7 +90,10 @@ extension ViewUpdatingContext {
     public func requestUpdates<S: AsyncSequence & Sendable>(from sequence: S, transaction: UpdateTransaction)
         -> UpdateSubscription
     {
-        subscribe(to: sequence, cancelsOnRelease: true) { $0.setNeedsUpdate(transaction: transaction) }
+        let renewal = CompletionRenewal(transaction)
+        return subscribe(to: sequence, cancelsOnRelease: true) { link in
+            renewal.request(on: link)
+        }
     }
 
     private func subscribe<S: AsyncSequence & Sendable>(to sequence: S, animated: Bool?, cancelsOnRelease: Bool)
