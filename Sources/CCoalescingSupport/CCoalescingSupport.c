@@ -66,6 +66,7 @@ uint64_t cvu_transaction_epoch = 1;
 
 uint8_t cvu_diagnostics_recording = 0;
 uint8_t cvu_diagnostics_counting = 0;
+uint8_t cvu_recording_ledger_used = 0;
 #if defined(__APPLE__)
 _Thread_local cvu_diagnostics_stamp_t cvu_diagnostics_stamp = {0};
 #else

@@ -126,7 +126,7 @@ public final class StateUpdatingContext<State: Equatable> {
         _ body: (inout State) -> Void
     ) {
         if commit(animated: transaction.isAnimated, file: file, line: line, body) {
-            context.setNeedsUpdate(transaction: transaction)
+            context.setNeedsUpdate(transaction: transaction, file: file, line: line)
         } else {
             transaction.tellUnrequestedDropped(.noUpdaters)
         }

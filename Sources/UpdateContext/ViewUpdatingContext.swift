@@ -58,6 +58,11 @@ public final class ViewUpdatingContext: Sendable {
     /// What the other products' triggers (Combine) attach to: it outlives the context only to say it is gone.
     package var updateLink: UpdateLink { storage.link }
 
+    /// For `@ViewInvalidating(.update)`: a request that diagnostics name by the property's owner.
+    package func setNeedsUpdate(animated: Bool?, invalidating owner: Any.Type) {
+        storage.setNeedsUpdate(animated, site: RequestSite(.invalidation(owner: owner)))
+    }
+
     /// For the other products' property wrappers: see `UpdateStorage.flushBeforeChange(_:)`.
     package func flushBeforeChange(animated: Bool?) {
         storage.flushBeforeChange(animated)

@@ -439,7 +439,8 @@ final class CanonicalPathRandomTests: XCTestCase {
                         subject, flag: subscription.animation != nil, transaction: label,
                         scope: subject.subscriptionInstance
                     ) {}
-                    subscription.renewal.request(on: probe.updateContext.updateLink)
+                    subscription.renewal.request(
+                        on: probe.updateContext.updateLink, site: RequestSite(file: #fileID, line: #line))
                 case 55..<58:
                     // A transaction with a completion, given to one request (`modify(transaction:)` for a
                     // state subject, `setNeedsUpdate(transaction:)` around a hidden change otherwise).

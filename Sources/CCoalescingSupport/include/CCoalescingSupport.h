@@ -256,6 +256,20 @@ static inline void cvu_diagnostics_set_counting(bool value) {
     }
 }
 
+/// Whether recording ever noted a request's call site (set once, never cleared): until then deliveries
+/// and releases do not look at the recording ledger, which would take its lock.
+extern uint8_t cvu_recording_ledger_used;
+
+static inline bool cvu_recording_ledger_is_used(void) {
+    return __atomic_load_n(&cvu_recording_ledger_used, __ATOMIC_RELAXED) != 0;
+}
+
+static inline void cvu_recording_ledger_mark_used(void) {
+    if (__atomic_load_n(&cvu_recording_ledger_used, __ATOMIC_RELAXED) == 0) {
+        __atomic_store_n(&cvu_recording_ledger_used, 1, __ATOMIC_RELAXED);
+    }
+}
+
 /// Nanoseconds of a monotonic clock (Linux: CLOCK_MONOTONIC through the vDSO, ~30 ns; Darwin:
 /// CLOCK_UPTIME_RAW), plus `cvu_clock_test_offset`: what the diagnostics time (turns and updaters slower than
 /// a frame, when a scheduler last turned). Read per turn, and per updater only in timed deliveries (see

@@ -117,7 +117,9 @@ extension UpdateDiagnostics {
         public struct CallSite: Hashable, Sendable, CustomStringConvertible {
             /// The caller's `#fileID`.
             public let file: String
-            /// The caller's `#line`.
+            /// The caller's `#line`; 0 when the request came from the user's code through the library, with
+            /// no line to name: then ``file`` says what it was (`@NeedsUpdate ProfileViewController.name`, a
+            /// change to an `@Observable` value that a tracked updater read, …).
             public let line: UInt
             /// The thread: "main", the thread's name, or its number.
             public let thread: String
@@ -140,7 +142,9 @@ extension UpdateDiagnostics {
                 return "thread \(cvu_thread_serial())"
             }
 
-            public var description: String { "\(file):\(line) (\(thread) thread)" }
+            public var description: String {
+                line == 0 ? "\(file) (\(thread) thread)" : "\(file):\(line) (\(thread) thread)"
+            }
         }
 
         /// What the report is about.

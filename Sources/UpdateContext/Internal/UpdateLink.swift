@@ -24,16 +24,28 @@ package final class UpdateLink: Sendable {
         state = Locked(State(core: core))
     }
 
-    /// `setNeedsUpdate(animated:)` on the context, if it is still there. Any thread.
+    /// `setNeedsUpdate(animated:)` on the context, if it is still there, from a Combine publisher's value.
+    /// Any thread.
     package func setNeedsUpdate(_ flag: Bool?) {
-        state.withLock { $0.core }?.setNeedsUpdateFromOutside(flag)
+        setNeedsUpdate(flag, site: RequestSite(.publisher))
+    }
+
+    /// `setNeedsUpdate(animated:)` on the context, if it is still there; `site` is what diagnostics name.
+    /// Any thread.
+    func setNeedsUpdate(_ flag: Bool?, site: RequestSite) {
+        state.withLock { $0.core }?.setNeedsUpdateFromOutside(flag, site: site)
+    }
+
+    /// `setNeedsUpdate(transaction:)` on the context for a caller in another product, named by its line.
+    package func setNeedsUpdate(transaction: UpdateTransaction, file: StaticString = #fileID, line: UInt = #line) {
+        setNeedsUpdate(transaction: transaction, site: RequestSite(file: file, line: line))
     }
 
     /// `setNeedsUpdate(transaction:)` on the context, if it is still there (otherwise the transaction's
     /// completions are told it was dropped). Any thread.
-    package func setNeedsUpdate(transaction: UpdateTransaction) {
+    func setNeedsUpdate(transaction: UpdateTransaction, site: RequestSite) {
         if let core = state.withLock({ $0.core }), let scheduler = core.retainedScheduler() {
-            withExtendedLifetime(scheduler) { core.request(transaction, update: false) }
+            withExtendedLifetime(scheduler) { core.request(transaction, update: false, site: site) }
         } else {
             transaction.tellUnrequestedDropped(.contextReleased)
         }

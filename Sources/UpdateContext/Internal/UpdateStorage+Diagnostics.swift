@@ -33,13 +33,23 @@ enum DiagnosticsThresholds {
 enum RecordingLedger {
     private static let firstRequests = Locked<[ObjectIdentifier: UpdateDiagnostics.Report.CallSite]>([:])
 
-    static func noteFirstRequest(of storage: UpdateStorage, file: StaticString, line: UInt) {
+    static func noteFirstRequest(of storage: UpdateStorage, site: RequestSite) {
         let id = ObjectIdentifier(storage)
         // The call site (with the thread's name) is made outside the lock, and only for the first request.
         if firstRequests.withLock({ $0[id] != nil }) { return }
-        let site = UpdateDiagnostics.Report.CallSite(file: file, line: line)
-        firstRequests.withLock { if $0[id] == nil { $0[id] = site } }
+        let callSite = site.callSite
+        cvu_recording_ledger_mark_used()
+        firstRequests.withLock { if $0[id] == nil { $0[id] = callSite } }
     }
+
+    /// Forgets what `storage` had noted: a delivery made while not recording, or the context's release
+    /// (no stale first request for a later recorded delivery, and no entry left for a context that went).
+    static func forget(_ storage: UpdateStorage) {
+        firstRequests.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(storage)) }
+    }
+
+    /// How many contexts have a first request noted (tests).
+    static var count: Int { firstRequests.withLock { $0.count } }
 
     static func take(for storage: UpdateStorage) -> UpdateDiagnostics.Report.CallSite? {
         firstRequests.withLock { $0.removeValue(forKey: ObjectIdentifier(storage)) }
@@ -58,16 +68,22 @@ extension UpdateStorage: WatchdogSubject, SlowTurnSubject {
     /// is made from inside this context's own delivery.
     @inline(__always)
     func noteSlowPathRequest(file: StaticString, line: UInt) {
-        if cvu_diagnostics_is_recording() { RecordingLedger.noteFirstRequest(of: self, file: file, line: line) }
+        noteSlowPathRequest(RequestSite(file: file, line: line))
+    }
+
+    func noteSlowPathRequest(_ site: RequestSite) {
+        if cvu_diagnostics_is_recording() { RecordingLedger.noteFirstRequest(of: self, site: site) }
         if machinePointer.pointee.isDelivering {
-            noteRequestInDelivery(file: file, line: line)
+            noteRequestInDelivery(site)
         } else {
             machinePointer.pointee.absorbed &+= 1
         }
     }
 
-    /// A request from inside this context's delivery: one more cycle towards the update-loop report.
-    private func noteRequestInDelivery(file: StaticString, line: UInt) {
+    /// A request from inside this context's delivery: one more cycle towards the update-loop report —
+    /// unless the library made it for a change made elsewhere (a tracked change's follow-up).
+    private func noteRequestInDelivery(_ site: RequestSite) {
+        guard site.countsAsSelfRequest else { return }
         let bits = cvu_bits_fetch_or(diagnostics, DiagnosticsBits.requestedInDelivery)
         guard machinePointer.pointee.loopCount >= DiagnosticsThresholds.loopCycles - 1,
             bits & DiagnosticsBits.loopReported == 0,
@@ -81,21 +97,25 @@ extension UpdateStorage: WatchdogSubject, SlowTurnSubject {
                     + "consecutive cycles: an updater changes state that requests an update, so the context "
                     + "delivers every cycle and keeps the CPU busy. Make the updater only read state (or "
                     + "compare before assigning), or use the .framePaced scheduler for per-frame work.",
-                callSite: UpdateDiagnostics.Report.CallSite(file: file, line: line)))
+                callSite: site.callSite))
     }
 
     /// A request on any thread (a transaction's): counted and checked as its thread's path does.
-    func noteRequest(file: StaticString, line: UInt) {
+    func noteRequest(_ site: RequestSite) {
         if isOnSchedulerThread {
-            noteSlowPathRequest(file: file, line: line)
+            noteSlowPathRequest(site)
         } else {
-            noteRequestElsewhere(file: file, line: line)
+            noteRequestElsewhere(site)
         }
     }
 
     /// A request from another thread, while recording.
     func noteRequestElsewhere(file: StaticString, line: UInt) {
-        if cvu_diagnostics_is_recording() { RecordingLedger.noteFirstRequest(of: self, file: file, line: line) }
+        noteRequestElsewhere(RequestSite(file: file, line: line))
+    }
+
+    func noteRequestElsewhere(_ site: RequestSite) {
+        if cvu_diagnostics_is_recording() { RecordingLedger.noteFirstRequest(of: self, site: site) }
     }
 
     /// The delivery's updaters have returned: counts the cycle towards an update loop or resets the count.
@@ -261,8 +281,10 @@ extension UpdateStorage: WatchdogSubject, SlowTurnSubject {
                     + "on purpose, this is expected; otherwise look for a suspend() without its resume()."))
     }
 
-    /// The context is being released (any thread): reports an update that will never be delivered.
+    /// The context is being released (any thread): reports an update that will never be delivered, and
+    /// forgets the first request recording noted for it.
     func noteRelease() {
+        if cvu_recording_ledger_is_used() { RecordingLedger.forget(self) }
         guard isUpdatePending else { return }
         UpdateDiagnostics.emit(
             UpdateDiagnostics.Report(

@@ -43,11 +43,11 @@ extension UpdateStorage {
         guard isOnSchedulerThreadOrReport(api, recovery: recovery, file: file, line: line)
         else {
             noteRequestElsewhere(file: file, line: line)
-            request(transaction, update: true)  // off the main thread: to the inbox, as one update
+            request(transaction, update: true, site: nil)  // off the main thread: to the inbox, as one update
             return
         }
         noteSlowPathRequest(file: file, line: line)
-        request(transaction, update: true)
+        request(transaction, update: true, site: nil)
     }
 
     /// A lifecycle event: `update()` on the main thread, a deferred update anywhere else. Called by the
@@ -68,9 +68,9 @@ extension UpdateStorage {
     /// `setNeedsUpdate(animated:)` from outside the context (the link: Observation's `onChange`, async
     /// sequences), which may run while the context is being released on another thread: it holds the
     /// scheduler for the call, or does nothing once the context is gone.
-    func setNeedsUpdateFromOutside(_ flag: Bool?) {
+    func setNeedsUpdateFromOutside(_ flag: Bool?, site: RequestSite) {
         guard let scheduler = retainedScheduler() else { return }
-        withExtendedLifetime(scheduler) { setNeedsUpdate(flag) }
+        withExtendedLifetime(scheduler) { setNeedsUpdate(flag, site: site) }
     }
 
     func updateIfNeeded(file: StaticString, line: UInt) {

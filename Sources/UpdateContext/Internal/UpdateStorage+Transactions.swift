@@ -17,15 +17,20 @@ extension UpdateStorage {
 
     /// `setNeedsUpdate(transaction:)` (or `update(transaction:)` when `update`). Any thread: off the main
     /// thread it waits in the inbox with its transaction, applied in arrival order.
+    ///
+    /// `site` is where the request was made, noted for diagnostics here (`nil`: the caller noted it).
     @inline(__always)
-    func request(_ transaction: UpdateTransaction, update: Bool) {
-        // The fast path: the same plain transaction again on a dirty context changes nothing.
+    func request(_ transaction: UpdateTransaction, update: Bool, site: RequestSite?) {
+        // The fast path: the same plain transaction again on a dirty context changes nothing (counted while
+        // recording, like a plain request, unless made inside a delivery: the slow path looks at those).
         if !update, hasPendingTransaction, isOnSchedulerThread, !inboxHasRequests,
             machinePointer.pointee.isNoOp(true), let animation = transaction.animation,
             TransactionCache.matches(self, animation), transaction.isPlain
         {
+            if cvu_diagnostics_is_counting() { machinePointer.pointee.absorbed &+= 1 }
             return
         }
+        if let site { noteRequest(site) }
         requestSlowly(transaction.claimingCompletions(), update: update)
     }
 

@@ -65,8 +65,13 @@ extension UpdateStorage {
             stamp.pointee.stamp = clock.time
             stamp.pointee.valid = inTurn && transaction == nil && !recording
         }
+        // Completions run after the updaters, inside the turn: a slow turn is then not this updater's alone
+        // (the next slow turns time each updater apart from what runs around it).
+        if inTurn && transaction != nil { stamp.pointee.othersRan = true }
         if recording {
             reportDelivery(delivery, absorbed: absorbed, transaction: transaction, nanoseconds: clock.time &- began)
+        } else if cvu_recording_ledger_is_used() {
+            RecordingLedger.forget(self)  // a first request noted before recording stopped is not this one's
         }
     }
 

@@ -183,33 +183,46 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
 
     @inline(__always)
     func setNeedsUpdate(_ flag: Bool?, file: StaticString = #fileID, line: UInt = #line) {
-        // The fast path: on the main thread, outside `withUpdateTransaction`, an already-dirty context with
-        // nothing new takes no lock, allocates nothing and calls nothing. (An animated request changes a
-        // pending transaction's animation: not a no-op then.) Everything else is outlined, so that this
-        // path keeps a small frame.
+        if isNoOpOnTheFastPath(flag) { return }
+        setNeedsUpdateSlowPath(flag, site: RequestSite(file: file, line: line))
+    }
+
+    /// `setNeedsUpdate` for a request the library makes for the user's code (a property, a tracked change):
+    /// `site` is made only on the slow path.
+    @inline(__always)
+    func setNeedsUpdate(_ flag: Bool?, site: @autoclosure () -> RequestSite) {
+        if isNoOpOnTheFastPath(flag) { return }
+        setNeedsUpdateSlowPath(flag, site: site())
+    }
+
+    /// The fast path: on the main thread, outside `withUpdateTransaction`, an already-dirty context with
+    /// nothing new takes no lock, allocates nothing and calls nothing. (An animated request changes a
+    /// pending transaction's animation: not a no-op then.) Everything else is outlined, so that this path
+    /// keeps a small frame.
+    @inline(__always)
+    private func isNoOpOnTheFastPath(_ flag: Bool?) -> Bool {
         if !cvu_transaction_scopes_active() && isOnSchedulerThread && !inboxHasRequests
             && machinePointer.pointee.isNoOp(flag) && (flag != true || !hasPendingTransaction)
         {
             if cvu_diagnostics_is_counting() { machinePointer.pointee.absorbed &+= 1 }
-            return
+            return true
         }
-        setNeedsUpdateSlowPath(flag, file: file, line: line)
+        return false
     }
 
     @inline(never)
-    private func setNeedsUpdateSlowPath(_ flag: Bool?, file: StaticString, line: UInt) {
+    private func setNeedsUpdateSlowPath(_ flag: Bool?, site: RequestSite) {
         // Inside `withUpdateTransaction` (on this thread), the request carries the current transaction.
         if cvu_transaction_scopes_active(), let current = UpdateTransaction.scoped {
-            noteRequest(file: file, line: line)
-            request(current.applying(flag), update: false)
+            request(current.applying(flag), update: false, site: site)
             return
         }
         guard isOnSchedulerThread else {
-            noteRequestElsewhere(file: file, line: line)
+            noteRequestElsewhere(site)
             post(.setNeedsUpdate(flag))
             return
         }
-        noteSlowPathRequest(file: file, line: line)
+        noteSlowPathRequest(site)
         drainInboxIfNeeded()
         perform(machinePointer.pointee.setNeedsUpdate(flag), forPlainRequest: flag)
     }

@@ -365,7 +365,7 @@ final class CompletionRenewal: Sendable {
 
     /// Requests on `link` with the transaction and the live instance of each completion: held here until
     /// the request has claimed it, so that it cannot run (and be spent) in between.
-    func request(on link: UpdateLink) {
+    func request(on link: UpdateLink, site: RequestSite) {
         let boxes = current.withLock { boxes -> [CompletionBox] in
             for index in boxes.indices where !boxes[index].hold() {
                 boxes[index] = CompletionBox(renewing: boxes[index])
@@ -375,7 +375,7 @@ final class CompletionRenewal: Sendable {
         }
         var request = transaction
         request.completions = boxes
-        link.setNeedsUpdate(transaction: request)
+        link.setNeedsUpdate(transaction: request, site: site)
         for box in boxes { box.release(nil) }  // the request holds them now (or dropped them)
     }
 }

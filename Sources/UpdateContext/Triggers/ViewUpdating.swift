@@ -205,7 +205,9 @@ public struct NeedsUpdate<Value> {
             context.storage.markViewUpdatingOwner()
             context.storage.flushBeforeChange(old.animated)
             instance[keyPath: storageKeyPath].value = newValue
-            context.setNeedsUpdate(animated: old.animated)
+            // Diagnostics name the property (`ProfileViewController.name`): a setter cannot see its caller's line.
+            context.storage.setNeedsUpdate(
+                old.animated, site: RequestSite(.property(owner: EnclosingSelf.self, path: storageKeyPath)))
         }
     }
 }

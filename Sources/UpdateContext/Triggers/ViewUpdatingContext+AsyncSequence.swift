@@ -55,10 +55,13 @@ extension ViewUpdatingContext {
     /// - Returns: The subscription: ``UpdateSubscription/cancel()`` or releasing it stops following the
     ///   sequence. It also ends by itself when the sequence finishes (or throws) and when this context is
     ///   released. Any thread.
-    public func requestUpdates<S: AsyncSequence & Sendable>(from sequence: S, animated: Bool? = nil)
-        -> UpdateSubscription
-    {
-        subscribe(to: sequence, animated: animated, cancelsOnRelease: true)
+    ///   - file: The caller's file (`#fileID`): diagnostics name this creation site for the requests the
+    ///     sequence's elements make.
+    ///   - line: The caller's line.
+    public func requestUpdates<S: AsyncSequence & Sendable>(
+        from sequence: S, animated: Bool? = nil, file: StaticString = #fileID, line: UInt = #line
+    ) -> UpdateSubscription {
+        subscribe(to: sequence, animated: animated, cancelsOnRelease: true, site: RequestSite(file: file, line: line))
     }
 
     /// The old name of ``requestUpdates(from:animated:)``, with the old lifetime: the subscription runs
@@ -68,9 +71,10 @@ extension ViewUpdatingContext {
         message: "requestUpdates(from:animated:) returns a subscription that stops when released: keep it"
     )
     @discardableResult
-    public func setNeedsUpdate<S: AsyncSequence & Sendable>(on sequence: S, animated: Bool? = nil) -> UpdateSubscription
-    {
-        subscribe(to: sequence, animated: animated, cancelsOnRelease: false)
+    public func setNeedsUpdate<S: AsyncSequence & Sendable>(
+        on sequence: S, animated: Bool? = nil, file: StaticString = #fileID, line: UInt = #line
+    ) -> UpdateSubscription {
+        subscribe(to: sequence, animated: animated, cancelsOnRelease: false, site: RequestSite(file: file, line: line))
     }
 
     /// ``requestUpdates(from:animated:)`` whose requests each carry `transaction`: its animation, its values,
@@ -87,19 +91,27 @@ extension ViewUpdatingContext {
     ///     from: changes, transaction: UpdateTransaction(animation: .easeOut(duration: 0.2)))
     /// continuation.yield(1)
     /// ```
-    public func requestUpdates<S: AsyncSequence & Sendable>(from sequence: S, transaction: UpdateTransaction)
-        -> UpdateSubscription
-    {
+    ///
+    /// - Parameters:
+    ///   - sequence: The sequence to follow (see ``requestUpdates(from:animated:file:line:)``).
+    ///   - transaction: What each element's request carries.
+    ///   - file: The caller's file (`#fileID`): diagnostics name this creation site for the requests the
+    ///     sequence's elements make.
+    ///   - line: The caller's line.
+    public func requestUpdates<S: AsyncSequence & Sendable>(
+        from sequence: S, transaction: UpdateTransaction, file: StaticString = #fileID, line: UInt = #line
+    ) -> UpdateSubscription {
         let renewal = CompletionRenewal(transaction)
+        let site = RequestSite(file: file, line: line)
         return subscribe(to: sequence, cancelsOnRelease: true) { link in
-            renewal.request(on: link)
+            renewal.request(on: link, site: site)
         }
     }
 
-    private func subscribe<S: AsyncSequence & Sendable>(to sequence: S, animated: Bool?, cancelsOnRelease: Bool)
-        -> UpdateSubscription
-    {
-        subscribe(to: sequence, cancelsOnRelease: cancelsOnRelease) { $0.setNeedsUpdate(animated) }
+    private func subscribe<S: AsyncSequence & Sendable>(
+        to sequence: S, animated: Bool?, cancelsOnRelease: Bool, site: RequestSite
+    ) -> UpdateSubscription {
+        subscribe(to: sequence, cancelsOnRelease: cancelsOnRelease) { $0.setNeedsUpdate(animated, site: site) }
     }
 
     /// Follows `sequence` on a task of its own: each element makes `request` on the link, until the

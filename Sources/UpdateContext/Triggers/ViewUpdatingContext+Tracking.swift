@@ -88,13 +88,14 @@ extension ViewUpdatingContext {
                 // main thread the store is done before the cycle ends. On another thread the main thread may
                 // deliver (and track again) before it: this delivery must be followed by another.
                 if !ThreadIdentity.isMainThread { changedElsewhere.mark() }
-                link.setNeedsUpdate(nil)
+                link.setNeedsUpdate(nil, site: RequestSite(.trackedChange))
             }
             // After the updater (and the tracking it set up): a delivery that answered a change made on
             // another thread may have read the value before that thread stored it, and the tracking set up
             // now only hears of the next change. Deliver once more in the next cycle, which reads the stored
             // value (and tracks again).
-            if changedElsewhere.take() { link.setNeedsUpdate(nil) }
+            // Not the context requesting itself: the change was made elsewhere (no update loop is counted).
+            if changedElsewhere.take() { link.setNeedsUpdate(nil, site: RequestSite(.followUp)) }
         }
     }
 }
