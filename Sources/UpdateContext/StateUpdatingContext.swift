@@ -118,7 +118,7 @@ public final class StateUpdatingContext<State: Equatable> {
     }
 
     /// Changes the state like ``modify(animated:file:line:_:)``, and requests its render with `transaction` (see
-    /// ``ViewUpdatingContext/setNeedsUpdate(transaction:)``). A change that leaves the state equal requests
+    /// ``ViewUpdatingContext/setNeedsUpdate(transaction:file:line:)``). A change that leaves the state equal requests
     /// nothing: the transaction's completions are then called at once, as dropped
     /// (``UpdateCompletion/DropReason/noUpdaters``: nothing was to be shown).
     public func modify(

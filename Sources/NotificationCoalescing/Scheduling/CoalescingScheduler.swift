@@ -197,7 +197,10 @@ open class CoalescingScheduler: @unchecked Sendable {
     /// Runs one turn in `mode` on the scheduler's thread: every context that asked for a turn delivers
     /// what the mode admits.
     ///
-    /// - Parameter mode: The mode of the turn; `nil` admits work of every mode.
+    /// - Parameters:
+    ///   - mode: The mode of the turn; `nil` admits work of every mode.
+    ///   - file: The caller's file (`#fileID`), named by the message a call off the scheduler's thread stops with.
+    ///   - line: The caller's line.
     /// - Returns: How many clients were called (0 for a turn that found nothing to do).
     ///
     /// > Important: Call it only on the scheduler's thread (``isCurrent``): called elsewhere, it stops the

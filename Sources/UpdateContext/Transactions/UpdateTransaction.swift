@@ -44,7 +44,7 @@ public enum UpdateCompletion: Sendable, Hashable {
 /// What a request says beyond "update": whether and how to animate, custom values, and what to run once
 /// the change is on screen. SwiftUI's `Transaction` for coalesced view updates.
 ///
-/// A request carries one (``ViewUpdatingContext/setNeedsUpdate(transaction:)``, or any request made
+/// A request carries one (``ViewUpdatingContext/setNeedsUpdate(transaction:file:line:)``, or any request made
 /// inside ``withUpdateTransaction(_:_:)``), and the delivery that absorbs it merges the transactions of
 /// its requests: the precedence rules decide whether it animates (reading "has an animation" for
 /// `animated: true`), the last animation among its animated requests is its animation, custom values

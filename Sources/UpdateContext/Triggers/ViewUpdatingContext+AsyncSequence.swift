@@ -1,4 +1,4 @@
-/// A running ``ViewUpdatingContext/requestUpdates(from:animated:)`` (an async sequence, or on Apple
+/// A running ``ViewUpdatingContext/requestUpdates(from:animated:file:line:)`` (an async sequence, or on Apple
 /// platforms a Combine publisher): ``cancel()`` stops it, and so does releasing it.
 ///
 /// It behaves like Combine's `AnyCancellable` wherever it is stored: kept in a property, it runs as long
@@ -52,19 +52,19 @@ extension ViewUpdatingContext {
     ///   - sequence: The sequence to follow (`Sendable`: `AsyncStream`, `Observations`, on Apple platforms
     ///     a center's `notifications(named:)`…). It is iterated on a task of its own, off the main thread.
     ///   - animated: The flag of each request.
-    /// - Returns: The subscription: ``UpdateSubscription/cancel()`` or releasing it stops following the
-    ///   sequence. It also ends by itself when the sequence finishes (or throws) and when this context is
-    ///   released. Any thread.
     ///   - file: The caller's file (`#fileID`): diagnostics name this creation site for the requests the
     ///     sequence's elements make.
     ///   - line: The caller's line.
+    /// - Returns: The subscription: ``UpdateSubscription/cancel()`` or releasing it stops following the
+    ///   sequence. It also ends by itself when the sequence finishes (or throws) and when this context is
+    ///   released. Any thread.
     public func requestUpdates<S: AsyncSequence & Sendable>(
         from sequence: S, animated: Bool? = nil, file: StaticString = #fileID, line: UInt = #line
     ) -> UpdateSubscription {
         subscribe(to: sequence, animated: animated, cancelsOnRelease: true, site: RequestSite(file: file, line: line))
     }
 
-    /// The old name of ``requestUpdates(from:animated:)``, with the old lifetime: the subscription runs
+    /// The old name of ``requestUpdates(from:animated:file:line:)``, with the old lifetime: the subscription runs
     /// until it is cancelled, the sequence finishes or the context is released, whether or not it is kept.
     @available(
         *, deprecated, renamed: "requestUpdates(from:animated:)",
@@ -77,7 +77,7 @@ extension ViewUpdatingContext {
         subscribe(to: sequence, animated: animated, cancelsOnRelease: false, site: RequestSite(file: file, line: line))
     }
 
-    /// ``requestUpdates(from:animated:)`` whose requests each carry `transaction`: its animation, its values,
+    /// ``requestUpdates(from:animated:file:line:)`` whose requests each carry `transaction`: its animation, its values,
     /// and its completions, each called once per delivery that shows the requests of one or more elements
     /// (elements coalesced into one delivery call it once; the next element's delivery calls it again).
     /// The
@@ -136,7 +136,7 @@ extension ViewUpdatingContext {
         return UpdateSubscription(runner: task, link: link, cancelsOnRelease: cancelsOnRelease)
     }
 
-    /// How many ``requestUpdates(from:animated:)`` subscriptions are still running.
+    /// How many ``requestUpdates(from:animated:file:line:)`` subscriptions are still running.
     public var runningSubscriptions: Int {
         storage.runningSubscriptions
     }
