@@ -326,6 +326,49 @@ final class CanonicalPromiseTests: XCTestCase {
         XCTAssertEqual(panel.backgroundColor, "red")
     }
 
+    /// `animateWithFlushedUpdates(transaction:)` after a pending non-animated change: the flush shows the
+    /// earlier change, not animated, and the transaction's completion is told "shown" after the animated
+    /// delivery of its own changes — not by the earlier flush.
+    func testAnimateWithFlushedUpdatesCompletesAfterItsOwnAnimatedDelivery() {
+        let card = card()
+        let calls = CompletionCalls()
+        calls.deliveries = { card.shown.count }
+        card.text = "b"  // pending, not animated
+        card.updateContext.animateWithFlushedUpdates(transaction: calls.transaction("flushed", .default)) {
+            card.size = 3
+            card.updateContext.setNeedsUpdate()
+        }
+        XCTAssertEqual(card.shown.map(\.description), ["b/black/n", "b+3/black/a"])
+        XCTAssertEqual(calls.all, ["flushed:shown@2"])
+        scheduler.turn()  // the turn the earlier request asked for finds nothing left
+        XCTAssertEqual(card.shown.count, 2)
+    }
+
+    /// The same from inside an updater: the earlier requests and the animated ones wait for the next cycle,
+    /// and the completion still waits for the delivery that animates its changes.
+    func testAnimateWithFlushedUpdatesFromInsideAnUpdaterCompletesAfterItsAnimatedDelivery() {
+        let card = card()
+        let calls = CompletionCalls()
+        calls.deliveries = { card.shown.count }
+        var armed = true
+        card.onRender = {
+            guard armed else { return }
+            armed = false
+            card.text = "c"  // a non-animated change requested inside the updater
+            card.updateContext.animateWithFlushedUpdates(transaction: calls.transaction("inside", .default)) {
+                card.size = 4
+                card.updateContext.setNeedsUpdate()
+            }
+        }
+        card.count = 1
+        scheduler.turn()  // the delivery whose updater calls it
+        XCTAssertEqual(calls.all, [])
+        _ = try? scheduler.runUntilIdle()
+        let shown = card.shown.map(\.description)
+        XCTAssertEqual(shown.last, "c#1+4/black/a", "\(shown)")
+        XCTAssertEqual(calls.all, ["inside:shown@\(shown.count)"], "after the animated delivery, once")
+    }
+
     // MARK: Tasks carry the scope
 
     /// A `Task` created inside `withUpdateAnimation` runs after the scope closed: its request still carries
