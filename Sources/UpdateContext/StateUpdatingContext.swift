@@ -78,7 +78,8 @@ public final class StateUpdatingContext<State: Equatable> {
     /// body's change).
     public var state: State {
         get { storage.withLock { $0.state } }
-        set { modify { $0 = newValue } }
+        // A setter cannot see its caller's line: diagnostics name the property.
+        set { modify(animated: nil, site: RequestSite(.described("StateUpdatingContext.state")), { $0 = newValue }) }
     }
 
     /// The old name of ``modify(animated:file:line:_:)``.
@@ -102,7 +103,7 @@ public final class StateUpdatingContext<State: Equatable> {
     ///
     /// Inside ``withUpdateTransaction(_:_:)`` the request carries the scope's transaction; an animated one
     /// made while a non-animated change is pending first renders the state before this change, not
-    /// animated, then animates this one (see ``onRender(_:)``).
+    /// animated, then animates this one (see ``onRender(file:line:_:)``).
     ///
     /// Named `modify`, not `update`: on a ``ViewUpdatingContext`` `update()` renders now; this changes state.
     public func modify(
@@ -111,9 +112,27 @@ public final class StateUpdatingContext<State: Equatable> {
         // Inside `withUpdateTransaction`, a request with no flag is as animated as the scope's transaction
         // (which, without an animation, is an explicit non-animated request): the early flush's state
         // follows the request's effective flag.
+        modify(animated: animated, site: RequestSite(file: file, line: line), file: file, line: line, body)
+    }
+
+    /// `modify(animated:)` for a `@RenderedState` property of `owner` (the wrapper's storage at `path`):
+    /// diagnostics name the property.
+    package func modify(
+        animated: Bool?, renderedState owner: Any.Type, path: AnyKeyPath, _ body: (inout State) -> Void
+    ) {
+        modify(
+            animated: animated, site: RequestSite(.property(owner: owner, path: path, wrapper: "@RenderedState")),
+            body)
+    }
+
+    /// `modify(animated:)`, its request named `site` (`file` and `line` name a nested call's misuse).
+    private func modify(
+        animated: Bool?, site: RequestSite, file: StaticString = #fileID, line: UInt = #line,
+        _ body: (inout State) -> Void
+    ) {
         let effective = animated ?? UpdateTransaction.current.map { $0.isAnimated }
         if commit(animated: effective, file: file, line: line, body) {
-            context.setNeedsUpdate(animated: animated, file: file, line: line)
+            context.storage.setNeedsUpdate(animated, site: site)
         }
     }
 
@@ -186,15 +205,20 @@ public final class StateUpdatingContext<State: Equatable> {
     /// differs from what it rendered last, and in every forced delivery (`context.update()`, the
     /// lifecycle refresh), where `oldState` is what it rendered last.
     ///
+    /// - Parameters:
+    ///   - file: The caller's file (`#fileID`): diagnostics name it as the site of the first render's request.
+    ///   - line: The caller's line.
+    ///   - render: The renderer.
     /// - Returns: A token; `remove()` removes the renderer (removal is final, as for any updater).
     @discardableResult
-    public func onRender(_ render: @escaping (_ state: State, _ oldState: State?, _ animated: Bool) -> Void)
-        -> ViewUpdatingContext.ViewUpdater
-    {
+    public func onRender(
+        file: StaticString = #fileID, line: UInt = #line,
+        _ render: @escaping (_ state: State, _ oldState: State?, _ animated: Bool) -> Void
+    ) -> ViewUpdatingContext.ViewUpdater {
         let token = addRenderer(initialRendered: nil) { state, old, delivery in
             render(state, old, delivery.animated)
         }
-        context.setNeedsUpdate()
+        context.setNeedsUpdate(file: file, line: line)
         return token
     }
 

@@ -1,8 +1,8 @@
 import NotificationCoalescing
 
 extension ViewUpdatingContext {
-    /// The token of one updater (``ViewUpdatingContext/onUpdate(_:)``, ``ViewUpdatingContext/onTrackedUpdate(_:)``,
-    /// ``StateUpdatingContext/onRender(_:)``): ``remove()`` removes that updater.
+    /// The token of one updater (``ViewUpdatingContext/onUpdate(_:)``, ``ViewUpdatingContext/onTrackedUpdate(file:line:_:)``,
+    /// ``StateUpdatingContext/onRender(file:line:_:)``): ``remove()`` removes that updater.
     ///
     /// It is a handle, not a lifetime: the context owns its updaters, and an updater stays registered until
     /// it is removed or the context goes, whether or not the token is kept (so the result of `onUpdate` may

@@ -95,13 +95,13 @@ extension UpdateStorage {
         var line = "scheduler \(type(of: scheduler)) \"\(scheduler.label)\": "
         if let seconds = scheduler.secondsSinceLastTurn {
             line += String(format: "last turned %.3f s ago", seconds)
-            if seconds > 1 && scheduler.hasRequestedTurn {
+            if scheduler.isTurnOverdue {
                 line += " and a turn is overdue (is its thread running its run loop?)"
             }
         } else if !scheduler.hasRequestedTurn {
             // Nothing asked it to turn yet (a context that has delivered at once, or is suspended): no advice.
             line += "it has not turned yet, and no turn is asked for"
-        } else if scheduler.isStallReported {
+        } else if scheduler.isTurnOverdue {
             line += "it has never turned, and a turn asked for more than a second ago has not begun"
             if scheduler is RunLoopScheduler {
                 line +=

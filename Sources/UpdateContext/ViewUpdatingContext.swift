@@ -59,8 +59,9 @@ public final class ViewUpdatingContext: Sendable {
     package var updateLink: UpdateLink { storage.link }
 
     /// For `@ViewInvalidating(.update)`: a request that diagnostics name by the property's owner.
-    package func setNeedsUpdate(animated: Bool?, invalidating owner: Any.Type) {
-        storage.setNeedsUpdate(animated, site: RequestSite(.invalidation(owner: owner)))
+    package func setNeedsUpdate(animated: Bool?, invalidating owner: any ViewUpdating) {
+        storage.markViewUpdatingOwner(owner)
+        storage.setNeedsUpdate(animated, site: RequestSite(.invalidation(owner: type(of: owner))))
     }
 
     /// For the other products' property wrappers: see `UpdateStorage.flushBeforeChange(_:)`.

@@ -78,7 +78,9 @@ public struct RenderedState<Value: Equatable & Sendable>: Sendable {
         get { instance[keyPath: storageKeyPath].box.connected(to: instance).state }
         set {
             let box = instance[keyPath: storageKeyPath].box
-            box.connected(to: instance).modify(animated: box.animated) { $0 = newValue }
+            box.connected(to: instance).modify(
+                animated: box.animated, renderedState: EnclosingSelf.self, path: storageKeyPath
+            ) { $0 = newValue }
         }
     }
 

@@ -22,7 +22,7 @@ public struct UpdateInvalidation: ViewUpdatingInvalidation, Sendable {
 
     /// Requests the update. Any thread.
     public func invalidate(object: any ViewUpdating) {
-        object.updateContext.setNeedsUpdate(animated: animated, invalidating: type(of: object))
+        object.updateContext.setNeedsUpdate(animated: animated, invalidating: object)
     }
 }
 

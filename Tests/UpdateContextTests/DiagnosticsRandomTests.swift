@@ -15,10 +15,16 @@ final class DiagnosticsRandomTests: XCTestCase {
         // @unchecked Sendable: set from another thread only in steps the main thread waits for.
         let updateContext: ViewUpdatingContext
         @NeedsUpdate var value = 0
+        /// Made from inside the next delivery (once): a request there belongs to the delivery after it.
+        var inside: (() -> Void)?
         init(label: String, scheduler: ManualScheduler) {
             updateContext = ViewUpdatingContext(label: label, scheduler: scheduler, refreshEvents: [])
         }
-        func updateView(animated: Bool) {}
+        func updateView(animated: Bool) {
+            let call = inside
+            inside = nil
+            call?()
+        }
     }
 
     override func tearDown() {
@@ -56,6 +62,8 @@ final class DiagnosticsRandomTests: XCTestCase {
         var absorbed = 0
         var carriesTransaction = false
         var deliveries = 0
+        /// What the armed inside call does to the model: whether it toggles recording first.
+        var armedInside: Bool?
         var log: [String] = []
 
         func requested(slow isSlow: Bool, site: String, transaction: Bool = false) {
@@ -71,17 +79,24 @@ final class DiagnosticsRandomTests: XCTestCase {
         }
 
         func delivered() -> String? {
-            defer {
-                noted = nil
-                absorbed = 0
-                inbox = false
-                dirty = false
-                pendingTransaction = false
-                carriesTransaction = false
-            }
+            // The report says what the delivery absorbed, as it began.
+            let report =
+                recording ? "\(noted ?? "-") absorbed \(absorbed) \(carriesTransaction ? "transaction" : "-")" : nil
+            noted = nil
+            absorbed = 0
+            inbox = false
+            dirty = false
+            pendingTransaction = false
+            carriesTransaction = false
             deliveries += 1
-            guard recording else { return nil }
-            return "\(noted ?? "-") absorbed \(absorbed) \(carriesTransaction ? "transaction" : "-")"
+            if let toggles = armedInside {
+                // Inside the updater: maybe recording toggled, then a request, deferred to a later cycle.
+                armedInside = nil
+                if toggles { recording.toggle() }
+                requested(slow: true, site: "\(here):777 (main thread)")
+                inbox = true
+            }
+            return report
         }
 
         var expected: [String] = []
@@ -123,8 +138,17 @@ final class DiagnosticsRandomTests: XCTestCase {
                 log.append("update")
             case 62..<85:
                 scheduler.turn()
-                if dirty, let text = delivered() { expected.append(text) } else if dirty { _ = delivered() }
+                if dirty, let text = delivered() { expected.append(text) }
                 log.append("turn")
+            case 85..<90:
+                guard armedInside == nil else { break }
+                let toggles = Bool.random(using: &random)
+                armedInside = toggles
+                probe.inside = {
+                    if toggles { UpdateDiagnostics.isRecording.toggle() }
+                    context.setNeedsUpdate(line: 777)
+                }
+                log.append(toggles ? "arm inside (toggling recording)" : "arm inside")
             default:
                 recording.toggle()
                 UpdateDiagnostics.isRecording = recording
@@ -132,7 +156,13 @@ final class DiagnosticsRandomTests: XCTestCase {
             }
             let reports = recorder.reports(label: label, kind: .delivery)
             let said = reports.map { report -> String in
-                let site = report.callSite.map { "\($0)" } ?? "-"
+                // Main or another thread: not the name (a sanitizer's runtime names threads its own way).
+                let site =
+                    report.callSite.map { site in
+                        site.line == 0
+                            ? "\(site.file) (\(site.thread == "main" ? "main" : "worker") thread)"
+                            : "\(site.file):\(site.line) (\(site.thread == "main" ? "main" : "worker") thread)"
+                    } ?? "-"
                 return
                     "\(site) absorbed \(report.absorbedRequests ?? -1) \(report.transaction == nil ? "-" : "transaction")"
             }

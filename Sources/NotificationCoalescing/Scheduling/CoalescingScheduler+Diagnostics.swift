@@ -73,6 +73,14 @@ extension CoalescingScheduler: WatchdogSubject, CustomDebugStringConvertible {
                     + stallAdvice))
     }
 
+    /// Whether a turn has been asked for and has not begun for more than a second (any thread): measured from
+    /// when the waiting batch asked, or from the last turn if one began since.
+    package final var isTurnOverdue: Bool {
+        guard hasRequestedTurn else { return false }
+        let since = max(cvu_word_load_relaxed(turnWord + Word.asked), cvu_word_load_relaxed(turnWord + Word.lastTurn))
+        return cvu_monotonic_now_ns() &- since > 1_000_000_000
+    }
+
     /// Whether the watchdog reported that an asked-for turn has not begun for more than a second.
     package final var isStallReported: Bool {
         cvu_word_load_acquire(turnWord + Word.watch) & 2 != 0

@@ -92,7 +92,10 @@ open class CoalescingScheduler: @unchecked Sendable {
         static let turns = 2
         /// Bit 0: watched by the watchdog; bit 1: a stall was reported.
         static let watch = 3
-        static let count = 4
+        /// When the newest batch asked for a turn (`cvu_monotonic_now_ns`): one clock read per batch, so
+        /// that a description tells an overdue turn from a scheduler that was merely idle before.
+        static let asked = 4
+        static let count = 5
     }
     /// Clients scheduled on the scheduler's own thread: no lock needed (confined to that thread).
     @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) final var ownerWaiting: [PendingClient] = []
@@ -250,6 +253,7 @@ open class CoalescingScheduler: @unchecked Sendable {
             if cvu_word_compare_exchange(turnWord, word, (word &+ 2) | 1) { break }
             word = cvu_word_load_relaxed(turnWord)
         }
+        cvu_word_store_relaxed(turnWord + Word.asked, cvu_monotonic_now_ns())
         if reportsStalls { watchForStall() }
         requestTurn(insideTurn: isCurrent && turnDepth > 0)
     }

@@ -11,9 +11,12 @@ struct RequestSite: Sendable {
     enum Origin: @unchecked Sendable {
         /// A call in the user's code.
         case code(file: StaticString, line: UInt)
-        /// A `@NeedsUpdate` property of `owner`, set (`path`: the key path of the wrapper's storage, `_name`,
-        /// which the runtime describes by name; the wrapped property's is a computed one, described by address).
-        case property(owner: Any.Type, path: AnyKeyPath)
+        /// A `@NeedsUpdate` (or `@RenderedState`: `wrapper`) property of `owner`, set (`path`: the key path of
+        /// the wrapper's storage, `_name`, which the runtime describes by name; the wrapped property's is a
+        /// computed one, described by address).
+        case property(owner: Any.Type, path: AnyKeyPath, wrapper: StaticString = "@NeedsUpdate")
+        /// Another setter of the library's, described (`StateUpdatingContext.state`).
+        case described(StaticString)
         /// A `@ViewInvalidating(.update)` property of `owner`, set.
         case invalidation(owner: Any.Type)
         /// A value of a Combine publisher passed to `requestUpdates(from:)`.
@@ -42,10 +45,13 @@ struct RequestSite: Sendable {
         switch origin {
         case .code(let file, let line):
             return UpdateDiagnostics.Report.CallSite(file: file, line: line)
-        case .property(let owner, let path):
+        case .property(let owner, let path, let wrapper):
             return UpdateDiagnostics.Report.CallSite(
-                file: Self.propertyName(owner: owner, path: path), line: 0,
+                file: Self.propertyName(owner: owner, path: path, wrapper: "\(wrapper)"), line: 0,
                 thread: UpdateDiagnostics.Report.CallSite.currentThread)
+        case .described(let text):
+            return UpdateDiagnostics.Report.CallSite(
+                file: "\(text)", line: 0, thread: UpdateDiagnostics.Report.CallSite.currentThread)
         case .invalidation(let owner):
             return UpdateDiagnostics.Report.CallSite(
                 file: "@ViewInvalidating(.update) property of \(owner)", line: 0,
@@ -68,13 +74,15 @@ struct RequestSite: Sendable {
     /// `@NeedsUpdate ProfileViewController.name`: the storage key path's description (`\Type._name`) without
     /// its backslash and the storage's underscore, where the runtime describes key paths by name (Swift
     /// 5.9 and later); else the type.
-    static func propertyName(owner: Any.Type, path: AnyKeyPath) -> String {
+    static func propertyName(owner: Any.Type, path: AnyKeyPath, wrapper: String = "@NeedsUpdate") -> String {
         let text = "\(path)"
-        guard text.hasPrefix("\\"), let dot = text.lastIndex(of: "."), !text.contains("<") else {
-            return "a @NeedsUpdate property of \(owner)"
+        // A generic owner is described with its arguments (`\\List<Swift.Int>._rows`): the last dot still
+        // comes before the property. A description by address (`<computed 0x…>`) names nothing.
+        guard text.hasPrefix("\\"), let dot = text.lastIndex(of: "."), !text.contains("<computed") else {
+            return "a \(wrapper) property of \(owner)"
         }
         var name = text[text.index(after: dot)...]
         if name.hasPrefix("_") { name = name.dropFirst() }
-        return "@NeedsUpdate " + text[text.index(after: text.startIndex)..<dot] + "." + name
+        return "\(wrapper) " + text[text.index(after: text.startIndex)..<dot] + "." + name
     }
 }

@@ -2,6 +2,32 @@ import CCoalescingSupport
 import Foundation
 import NotificationCoalescing
 
+#if canImport(UIKit) && !os(watchOS)
+import UIKit
+#elseif canImport(AppKit)
+import AppKit
+#endif
+
+/// Whether `owner`'s views exist: `false` for a view controller whose view is not loaded yet (or when that
+/// cannot be asked: off the main thread), `true` for anything else.
+func ownerViewsExist(_ owner: AnyObject) -> Bool {
+    #if canImport(UIKit) && !os(watchOS)
+    if let controller = owner as? UIViewController {
+        guard Thread.isMainThread else { return false }
+        // nonisolated(unsafe): on the main thread (checked), where `assumeIsolated` runs its body in place.
+        nonisolated(unsafe) let main = controller
+        return MainActor.assumeIsolated { main.isViewLoaded }
+    }
+    #elseif canImport(AppKit)
+    if let controller = owner as? NSViewController {
+        guard Thread.isMainThread else { return false }
+        nonisolated(unsafe) let main = controller
+        return MainActor.assumeIsolated { main.isViewLoaded }
+    }
+    #endif
+    return true
+}
+
 /// The bits of a context's diagnostics byte (flag 7 of its storage), changed with `cvu_bits_*`.
 enum DiagnosticsBits {
     /// The context was requested on the main thread while its updaters ran (main thread).
@@ -161,10 +187,10 @@ extension UpdateStorage: WatchdogSubject, SlowTurnSubject {
 
     /// While recording: the report of one delivery.
     func reportDelivery(
-        _ delivery: Delivery, absorbed: UInt32, transaction: CompletionGroup?, nanoseconds: UInt64
+        _ delivery: Delivery, absorbed: UInt32, site: UpdateDiagnostics.Report.CallSite?,
+        transaction: CompletionGroup?, nanoseconds: UInt64
     ) {
         let transaction = transaction.map { _ in deliveryTransaction(animated: delivery.animated) }
-        let site = RecordingLedger.take(for: self)
         let kind = delivery.isForced ? "forced" : delivery.isEarlyFlush ? "early non-animated" : "end of cycle"
         let flag = delivery.animated ? "animated" : "not animated"
         UpdateDiagnostics.emit(
@@ -229,9 +255,22 @@ extension UpdateStorage: WatchdogSubject, SlowTurnSubject {
     /// the first time.
     @inline(__always)
     func markViewUpdatingOwner() {
-        if cvu_bits_load(diagnostics) & DiagnosticsBits.viewUpdatingOwner == 0 {
+        if !isMarkedViewUpdatingOwner {
             _ = cvu_bits_fetch_or(diagnostics, DiagnosticsBits.viewUpdatingOwner)
         }
+    }
+
+    /// ``markViewUpdatingOwner()`` for `owner` once its views exist: a view controller whose view is not
+    /// loaded yet (a tab not selected, a controller prepared before it is pushed) is expected to connect
+    /// later, in `viewDidLoad`, and is not reported meanwhile. Any thread (off the main thread a
+    /// controller is marked by a later request).
+    @inline(__always)
+    func markViewUpdatingOwner(_ owner: AnyObject) {
+        if !isMarkedViewUpdatingOwner && ownerViewsExist(owner) { markViewUpdatingOwner() }
+    }
+
+    var isMarkedViewUpdatingOwner: Bool {
+        cvu_bits_load(diagnostics) & DiagnosticsBits.viewUpdatingOwner != 0
     }
 
     /// Whether a `ViewUpdating` owner requests through this context, has not called

@@ -32,6 +32,10 @@ extension UpdateStorage {
         let stripe = StripedLocks.stripe(for: self)
         let (entry, limit, posted) = claimFirstUpdater(stripe: stripe)
         let absorbed = takeAbsorbed(posted: posted)
+        // The first request this delivery absorbed is claimed with its count, before any updater can request
+        // again (for the next delivery) or recording can change; a delivery made while not recording just
+        // forgets it (no stale site for a later one).
+        let recordedSite = cvu_recording_ledger_is_used() ? RecordingLedger.take(for: self) : nil
         // The completions run after the updaters (inside the delivery: what they request waits for a
         // later cycle), or once the animations the updaters started end.
         let hadUpdaters = entry != nil
@@ -69,9 +73,9 @@ extension UpdateStorage {
         // (the next slow turns time each updater apart from what runs around it).
         if inTurn && transaction != nil { stamp.pointee.othersRan = true }
         if recording {
-            reportDelivery(delivery, absorbed: absorbed, transaction: transaction, nanoseconds: clock.time &- began)
-        } else if cvu_recording_ledger_is_used() {
-            RecordingLedger.forget(self)  // a first request noted before recording stopped is not this one's
+            reportDelivery(
+                delivery, absorbed: absorbed, site: recordedSite, transaction: transaction,
+                nanoseconds: clock.time &- began)
         }
     }
 

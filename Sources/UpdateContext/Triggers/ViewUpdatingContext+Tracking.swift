@@ -28,7 +28,10 @@ extension ViewUpdatingContext {
     /// }
     /// ```
     ///
-    /// - Parameter closure: The updater, called on the main thread with the delivery's flag.
+    /// - Parameters:
+    ///   - file: The caller's file (`#fileID`): diagnostics name it as the site of the first delivery's request.
+    ///   - line: The caller's line.
+    ///   - closure: The updater, called on the main thread with the delivery's flag.
     /// - Returns: The updater's token.
     ///
     /// > Note: Needs the Observation module: iOS 17, macOS 14, tvOS 17, watchOS 10, visionOS 1, and Linux.
@@ -57,14 +60,16 @@ extension ViewUpdatingContext {
     /// > stays on every system.
     @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
     @discardableResult
-    public func onTrackedUpdate(_ closure: @escaping (_ animated: Bool) -> Void) -> ViewUpdater {
+    public func onTrackedUpdate(
+        file: StaticString = #fileID, line: UInt = #line, _ closure: @escaping (_ animated: Bool) -> Void
+    ) -> ViewUpdater {
         let updater = onTrackingUpdater(closure)
-        setNeedsUpdate()
+        setNeedsUpdate(file: file, line: line)
         return updater
     }
 
-    /// The old spelling of ``onTrackedUpdate(_:)`` (with `tracking: true`) and ``onUpdate(_:)`` (with
-    /// `false`). Unlike ``onTrackedUpdate(_:)``, it does not request the first delivery: tracking starts
+    /// The old spelling of ``onTrackedUpdate(file:line:_:)`` (with `tracking: true`) and ``onUpdate(_:)`` (with
+    /// `false`). Unlike ``onTrackedUpdate(file:line:_:)``, it does not request the first delivery: tracking starts
     /// with the next delivery, whatever makes it.
     @available(
         *, deprecated,

@@ -1,0 +1,208 @@
+import CoalescingTestSupport
+import Foundation
+import NotificationCoalescing
+import Observation
+import UpdateContextCompatibility
+import XCTest
+
+@testable import UpdateContext
+
+/// What an outside review of the diagnostics found, each case failing before its fix: a delivery named a
+/// request made during it (the ledger was read after its updaters ran), several request routes named the
+/// library's own line, a generic owner's property went unnamed, `@ViewInvalidating(.update)` hid a forgotten
+/// `startUpdatingView()`, and a just-requested turn after an idle second was called overdue.
+final class DiagnosticsReviewFindingsTests: XCTestCase {
+    private var recorder: ReportRecorder!
+    private var scheduler: ManualScheduler!
+
+    override func setUp() {
+        recorder = ReportRecorder()
+        scheduler = ManualScheduler()
+        Watchdog.shared.isAutomatic = false
+    }
+
+    override func tearDown() {
+        recorder.stop()
+        UpdateDiagnostics.isRecording = false
+        Watchdog.shared.isAutomatic = true
+    }
+
+    // MARK: The ledger: a delivery names the first request it absorbed, taken before its updaters run
+
+    func testADeliveryCausedByARequestMadeInsideTheLastDeliveryNamesIt() {
+        let context = ViewUpdatingContext(label: "inside", scheduler: scheduler, refreshEvents: [])
+        var line: UInt = 0
+        var calls = 0
+        context.onUpdate { _ in
+            calls += 1
+            if calls == 1 {
+                line = #line + 1
+                context.setNeedsUpdate()
+            }
+        }
+        UpdateDiagnostics.isRecording = true
+        let first: UInt = #line + 1
+        context.setNeedsUpdate()
+        scheduler.turn()
+        scheduler.turn()
+        let deliveries = recorder.reports(label: "inside", kind: .delivery)
+        XCTAssertEqual(deliveries.map { $0.callSite?.line }, [first, line])
+    }
+
+    func testADeliveryIsNotBlamedOnARequestMadeByItsOwnUpdaterOrAnotherThreadDuringIt() {
+        let context = ViewUpdatingContext(label: "blame", scheduler: scheduler, refreshEvents: [])
+        var calls = 0
+        context.onUpdate { _ in
+            calls += 1
+            if calls == 1 { onAnotherThread { context.setNeedsUpdate(line: 4_711) } }
+        }
+        context.setNeedsUpdate()  // before recording
+        UpdateDiagnostics.isRecording = true
+        scheduler.turn()
+        scheduler.turn()
+        let deliveries = recorder.reports(label: "blame", kind: .delivery)
+        XCTAssertEqual(deliveries.count, 2)
+        XCTAssertNil(deliveries.first?.callSite, "its request was made before recording")
+        XCTAssertEqual(deliveries.last?.callSite?.line, 4_711)
+    }
+
+    func testARequestRecordedDuringAnUnrecordedDeliveryIsNamedByTheDeliveryThatAbsorbsIt() {
+        let context = ViewUpdatingContext(label: "toggle", scheduler: scheduler, refreshEvents: [])
+        var line: UInt = 0
+        var calls = 0
+        context.onUpdate { _ in
+            calls += 1
+            if calls == 1 {
+                UpdateDiagnostics.isRecording = true
+                line = #line + 1
+                context.setNeedsUpdate()
+            }
+        }
+        context.setNeedsUpdate()
+        scheduler.turn()
+        scheduler.turn()
+        let deliveries = recorder.reports(label: "toggle", kind: .delivery)
+        XCTAssertEqual(deliveries.map { $0.callSite?.line }, [line])
+    }
+
+    // MARK: Every route names the user's code
+
+    private func assertNamesUserCode(
+        _ site: UpdateDiagnostics.Report.CallSite?, _ what: String, file: StaticString = #filePath, line: UInt = #line
+    ) {
+        guard let site else { return XCTFail("\(what): no site", file: file, line: line) }
+        XCTAssertFalse(
+            site.file.hasPrefix("UpdateContext/") || site.file.hasPrefix("UpdateContextCompatibility/"),
+            "\(what) is reported at the library's line: \(site)", file: file, line: line)
+    }
+
+    func testSettingAStateUpdatingContextsStateNamesTheProperty() {
+        let state = StateUpdatingContext(label: "state", state: 0, scheduler: scheduler, refreshEvents: [])
+        state.onRender { _, _, _ in }
+        scheduler.turn()
+        UpdateDiagnostics.isRecording = true
+        state.state = 1
+        scheduler.turn()
+        let site = recorder.reports(label: "state", kind: .delivery).last?.callSite
+        assertNamesUserCode(site, "state =")
+        XCTAssertEqual(site?.file, "StateUpdatingContext.state")
+    }
+
+    struct Profile: Equatable, Sendable { var name = "" }
+
+    @MainActor final class RenderedProfileController: StateRendering {
+        @RenderedState var state: Profile
+        init(scheduler: ManualScheduler) {
+            _state = RenderedState(wrappedValue: Profile(), scheduler: scheduler)
+        }
+        func render(state: Profile, oldState: Profile?, animated: Bool) {}
+    }
+
+    @MainActor
+    func testARenderedStatePropertyNamesItself() {
+        do {
+            let controller = RenderedProfileController(scheduler: scheduler)
+            _ = controller.state  // connects
+            scheduler.turn()
+            UpdateDiagnostics.isRecording = true
+            controller.state.name = "Ada"
+            scheduler.turn()
+            let site = recorder.reports(label: controller.$state.label, kind: .delivery).last?.callSite
+            assertNamesUserCode(site, "@RenderedState")
+            XCTAssertTrue(site?.file.contains("@RenderedState") == true, "\(String(describing: site))")
+            XCTAssertTrue(site?.file.contains("RenderedProfileController.state") == true, "\(String(describing: site))")
+        }
+    }
+
+    func testTheFirstDeliveriesOfOnRenderAndOnTrackedUpdateNameTheirCaller() {
+        UpdateDiagnostics.isRecording = true
+        let state = StateUpdatingContext(label: "render", state: 0, scheduler: scheduler, refreshEvents: [])
+        let renderLine: UInt = #line + 1
+        state.onRender { _, _, _ in }
+        let tracked = ViewUpdatingContext(label: "tracked", scheduler: scheduler, refreshEvents: [])
+        let trackedLine: UInt = #line + 1
+        tracked.onTrackedUpdate { _ in }
+        scheduler.turn()
+        XCTAssertEqual(recorder.reports(label: "render", kind: .delivery).last?.callSite?.line, renderLine)
+        XCTAssertEqual(recorder.reports(label: "tracked", kind: .delivery).last?.callSite?.line, trackedLine)
+    }
+
+    final class ListViewController<Item>: ViewUpdating {
+        let updateContext: ViewUpdatingContext
+        @NeedsUpdate var title = ""
+        init(scheduler: ManualScheduler) {
+            updateContext = ViewUpdatingContext(label: "generic", scheduler: scheduler, refreshEvents: [])
+        }
+        func updateView(animated: Bool) {}
+    }
+
+    func testANeedsUpdatePropertyOfAGenericOwnerNamesItself() {
+        let controller = ListViewController<Int>(scheduler: scheduler)
+        controller.startUpdatingView()
+        UpdateDiagnostics.isRecording = true
+        controller.title = "Inbox"
+        scheduler.turn()
+        let site = recorder.reports(label: "generic", kind: .delivery).last?.callSite
+        XCTAssertTrue(site?.file.hasPrefix("@NeedsUpdate ") == true, "\(String(describing: site))")
+        XCTAssertTrue(site?.file.hasSuffix(".title") == true, "\(String(describing: site))")
+        XCTAssertTrue(site?.file.contains("ListViewController<") == true, "\(String(describing: site))")
+    }
+
+    // MARK: A forgotten startUpdatingView() through @ViewInvalidating(.update)
+
+    final class BadgeView: ViewUpdating {
+        let updateContext: ViewUpdatingContext
+        @ViewInvalidating(.update) var count = 0
+        init(scheduler: ManualScheduler) {
+            updateContext = ViewUpdatingContext(label: "badge", scheduler: scheduler, refreshEvents: [])
+        }
+        func updateView(animated: Bool) {}
+    }
+
+    func testAForgottenStartUpdatingViewWithViewInvalidatingIsReported() {
+        let view = BadgeView(scheduler: scheduler)
+        view.count = 3
+        scheduler.turn()
+        Watchdog.shared.tick()
+        Watchdog.shared.tick()
+        XCTAssertEqual(recorder.reports(label: "badge", kind: .nothingConnected).count, 1)
+        XCTAssertTrue(
+            view.updateContext.debugDescription.contains("has not called startUpdatingView()"),
+            view.updateContext.debugDescription)
+    }
+
+    // MARK: Overdue means asked for more than a second ago
+
+    func testAJustRequestedTurnAfterAnIdleSecondIsNotCalledOverdue() {
+        let context = ViewUpdatingContext(label: "idle", scheduler: scheduler, refreshEvents: [])
+        context.onUpdate { _ in }
+        context.setNeedsUpdate()
+        scheduler.turn()
+        advanceDiagnosticsClock(milliseconds: 1_300)  // the app idles: nothing asks for a turn
+        context.setNeedsUpdate()
+        XCTAssertFalse(context.debugDescription.contains("overdue"), context.debugDescription)
+        advanceDiagnosticsClock(milliseconds: 1_300)  // and now the asked-for turn has not begun for a second
+        XCTAssertTrue(context.debugDescription.contains("overdue"), context.debugDescription)
+        scheduler.turn()
+    }
+}
