@@ -66,6 +66,8 @@ enum RecordingLedger {
         let callSite = site.callSite
         cvu_recording_ledger_mark_used()
         firstRequests.withLock { if $0[id] == nil { $0[id] = callSite } }
+        // After the entry: a delivery that sees the flag finds the entry.
+        storage.withShared { $0.hasRecordedSite = true }
     }
 
     /// Forgets what `storage` had noted: a delivery made while not recording, or the context's release
@@ -98,9 +100,15 @@ extension UpdateStorage: WatchdogSubject, SlowTurnSubject {
     }
 
     func noteSlowPathRequest(_ site: RequestSite) {
-        if cvu_diagnostics_is_recording() { RecordingLedger.noteFirstRequest(of: self, site: site) }
+        noteSlowPathRequest(lazily: { site })
+    }
+
+    /// ``noteSlowPathRequest(_:)`` with the site made only if a report or recording needs it.
+    @inline(__always)
+    func noteSlowPathRequest(lazily site: () -> RequestSite) {
+        if cvu_diagnostics_is_recording() { RecordingLedger.noteFirstRequest(of: self, site: site()) }
         if machinePointer.pointee.isDelivering {
-            noteRequestInDelivery(site)
+            noteRequestInDelivery(site())
         } else {
             machinePointer.pointee.absorbed &+= 1
         }
@@ -323,7 +331,7 @@ extension UpdateStorage: WatchdogSubject, SlowTurnSubject {
     /// The context is being released (any thread): reports an update that will never be delivered, and
     /// forgets the first request recording noted for it.
     func noteRelease() {
-        if cvu_recording_ledger_is_used() { RecordingLedger.forget(self) }
+        if cvu_recording_ledger_is_used(), withShared({ $0.hasRecordedSite }) { RecordingLedger.forget(self) }
         guard isUpdatePending else { return }
         UpdateDiagnostics.emit(
             UpdateDiagnostics.Report(

@@ -21,17 +21,35 @@ extension UpdateStorage {
     /// `site` is where the request was made, noted for diagnostics here (`nil`: the caller noted it).
     @inline(__always)
     func request(_ transaction: UpdateTransaction, update: Bool, site: RequestSite?) {
-        // The fast path: the same plain transaction again on a dirty context changes nothing (counted while
-        // recording, like a plain request, unless made inside a delivery: the slow path looks at those).
-        if !update, hasPendingTransaction, isOnSchedulerThread, !inboxHasRequests,
-            machinePointer.pointee.isNoOp(true), let animation = transaction.animation,
-            TransactionCache.matches(self, animation), transaction.isPlain
-        {
-            if cvu_diagnostics_is_counting() { machinePointer.pointee.absorbed &+= 1 }
-            return
-        }
+        if !update && isRepeatedPlainTransaction(transaction) { return }
         if let site { noteRequest(site) }
         requestSlowly(transaction.claimingCompletions(), update: update)
+    }
+
+    /// ``request(_:update:site:)`` from a call in the user's code: the site is made only on the slow path.
+    @inline(__always)
+    func request(_ transaction: UpdateTransaction, file: StaticString, line: UInt) {
+        if isRepeatedPlainTransaction(transaction) { return }
+        requestSlowly(transaction, file: file, line: line)
+    }
+
+    @inline(never)
+    private func requestSlowly(_ transaction: UpdateTransaction, file: StaticString, line: UInt) {
+        noteRequest(RequestSite(file: file, line: line))
+        requestSlowly(transaction.claimingCompletions(), update: false)
+    }
+
+    /// The fast path: the same plain transaction again on a dirty context changes nothing (counted while
+    /// recording, like a plain request; one made inside a delivery takes the slow path, which looks at it).
+    @inline(__always)
+    private func isRepeatedPlainTransaction(_ transaction: UpdateTransaction) -> Bool {
+        if hasPendingTransaction, isOnSchedulerThread, !inboxHasRequests, machinePointer.pointee.isNoOp(true),
+            let animation = transaction.animation, TransactionCache.matches(self, animation), transaction.isPlain
+        {
+            if cvu_diagnostics_is_counting() { machinePointer.pointee.absorbed &+= 1 }
+            return true
+        }
+        return false
     }
 
     /// `transaction` is claimed (``UpdateTransaction/claimingCompletions()``): from here on, every path

@@ -30,12 +30,12 @@ extension UpdateStorage {
         // from another thread takes the lock too, so it either comes first (the entry is gone) or sees the
         // claim (the call is under way, and finishes).
         let stripe = StripedLocks.stripe(for: self)
-        let (entry, limit, posted) = claimFirstUpdater(stripe: stripe)
+        let (entry, limit, posted, hasRecordedSite) = claimFirstUpdater(stripe: stripe)
         let absorbed = takeAbsorbed(posted: posted)
         // The first request this delivery absorbed is claimed with its count, before any updater can request
         // again (for the next delivery) or recording can change; a delivery made while not recording just
         // forgets it (no stale site for a later one).
-        let recordedSite = cvu_recording_ledger_is_used() ? RecordingLedger.take(for: self) : nil
+        let recordedSite = hasRecordedSite ? RecordingLedger.take(for: self) : nil
         // The completions run after the updaters (inside the delivery: what they request waits for a
         // later cycle), or once the animations the updaters started end.
         let hadUpdaters = entry != nil
@@ -80,15 +80,20 @@ extension UpdateStorage {
     }
 
     /// Under the lock: the first updater, claimed (see `claimedUpdater`), the newest id a delivery
-    /// beginning now calls, and the inbox's count of posts.
+    /// beginning now calls, the inbox's count of posts, and whether recording noted a first request
+    /// (cleared: this delivery takes it).
     @inline(never)
-    private func claimFirstUpdater(stripe: CUnsignedInt) -> (UpdaterEntry?, limit: UInt64, posted: UInt32) {
+    private func claimFirstUpdater(
+        stripe: CUnsignedInt
+    ) -> (UpdaterEntry?, limit: UInt64, posted: UInt32, hasRecordedSite: Bool) {
         let shared = sharedPointer
         cvu_stripe_lock(stripe)
         defer { cvu_stripe_unlock(stripe) }
         let entry = shared.pointee.updaters.firstEntry
         if let entry { cvu_u32_store_release(claimedUpdaterPointer, UInt32(truncatingIfNeeded: entry.id)) }
-        return (entry, shared.pointee.updaters.newestID, shared.pointee.posted)
+        let hasRecordedSite = shared.pointee.hasRecordedSite
+        if hasRecordedSite { shared.pointee.hasRecordedSite = false }
+        return (entry, shared.pointee.updaters.newestID, shared.pointee.posted, hasRecordedSite)
     }
 
     /// Calls `first` (claimed by ``claimFirstUpdater(stripe:)``) and then each later updater up to `limit`,

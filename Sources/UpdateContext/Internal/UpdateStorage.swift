@@ -184,7 +184,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
     @inline(__always)
     func setNeedsUpdate(_ flag: Bool?, file: StaticString = #fileID, line: UInt = #line) {
         if isNoOpOnTheFastPath(flag) { return }
-        setNeedsUpdateSlowPath(flag, site: RequestSite(file: file, line: line))
+        setNeedsUpdateSlowPath(flag, file: file, line: line)
     }
 
     /// `setNeedsUpdate` for a request the library makes for the user's code (a property, a tracked change):
@@ -210,19 +210,31 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
         return false
     }
 
+    /// The slow path of a call in the user's code: its site is made only when diagnostics need it (while
+    /// recording, inside a delivery, in a scope), not on every first request of a cycle.
+    @inline(never)
+    private func setNeedsUpdateSlowPath(_ flag: Bool?, file: StaticString, line: UInt) {
+        slowPath(flag) { RequestSite(file: file, line: line) }
+    }
+
     @inline(never)
     private func setNeedsUpdateSlowPath(_ flag: Bool?, site: RequestSite) {
+        slowPath(flag) { site }
+    }
+
+    @inline(__always)
+    private func slowPath(_ flag: Bool?, site: () -> RequestSite) {
         // Inside `withUpdateTransaction` (on this thread), the request carries the current transaction.
         if cvu_transaction_scopes_active(), let current = UpdateTransaction.scoped {
-            request(current.applying(flag), update: false, site: site)
+            request(current.applying(flag), update: false, site: site())
             return
         }
         guard isOnSchedulerThread else {
-            noteRequestElsewhere(site)
+            if cvu_diagnostics_is_recording() { noteRequestElsewhere(site()) }
             post(.setNeedsUpdate(flag))
             return
         }
-        noteSlowPathRequest(site)
+        noteSlowPathRequest(lazily: site)
         drainInboxIfNeeded()
         perform(machinePointer.pointee.setNeedsUpdate(flag), forPlainRequest: flag)
     }

@@ -7,6 +7,10 @@ struct UpdateStorageHeader {
         var inbox: [UpdateRequest] = []
         /// Whether the inbox has registered the storage for a turn that has not drained it yet.
         var inboxIsQueued = false
+        /// Whether recording noted a first request for this context's next delivery (`RecordingLedger`): a
+        /// delivery reads it with the first updater, under the lock it takes anyway, and looks at the ledger
+        /// (a global lock) only when it is set. In what would be padding.
+        var hasRecordedSite = false
         /// Counts the requests put in the inbox (wrapping): what `animateWithFlushedUpdates` compares to
         /// learn whether its changes requested anything while updaters run. Beside the flag above, in
         /// what would be padding.

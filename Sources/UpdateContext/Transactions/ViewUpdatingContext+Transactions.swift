@@ -19,7 +19,7 @@ extension ViewUpdatingContext {
     ///   - file: The caller's file (`#fileID`): what diagnostics name as the request's call site.
     ///   - line: The caller's line.
     public func setNeedsUpdate(transaction: UpdateTransaction, file: StaticString = #fileID, line: UInt = #line) {
-        storage.request(transaction, update: false, site: RequestSite(file: file, line: line))
+        storage.request(transaction, file: file, line: line)
     }
 
     /// Delivers at once with `transaction` (merged after what is pending) and cancels the update scheduled
