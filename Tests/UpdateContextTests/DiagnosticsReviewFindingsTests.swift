@@ -139,11 +139,13 @@ final class DiagnosticsReviewFindingsTests: XCTestCase {
         let state = StateUpdatingContext(label: "render", state: 0, scheduler: scheduler, refreshEvents: [])
         let renderLine: UInt = #line + 1
         state.onRender { _, _, _ in }
+        scheduler.turn()
+        XCTAssertEqual(recorder.reports(label: "render", kind: .delivery).last?.callSite?.line, renderLine)
+        guard #available(iOS 17, macOS 14, tvOS 17, watchOS 10, *) else { return }
         let tracked = ViewUpdatingContext(label: "tracked", scheduler: scheduler, refreshEvents: [])
         let trackedLine: UInt = #line + 1
         tracked.onTrackedUpdate { _ in }
         scheduler.turn()
-        XCTAssertEqual(recorder.reports(label: "render", kind: .delivery).last?.callSite?.line, renderLine)
         XCTAssertEqual(recorder.reports(label: "tracked", kind: .delivery).last?.callSite?.line, trackedLine)
     }
 

@@ -13,16 +13,14 @@ import AppKit
 func ownerViewsExist(_ owner: AnyObject) -> Bool {
     #if canImport(UIKit) && !os(watchOS)
     if let controller = owner as? UIViewController {
+        // A main-actor class (so `Sendable`): asked on the main thread only, where `assumeIsolated` runs in place.
         guard Thread.isMainThread else { return false }
-        // nonisolated(unsafe): on the main thread (checked), where `assumeIsolated` runs its body in place.
-        nonisolated(unsafe) let main = controller
-        return MainActor.assumeIsolated { main.isViewLoaded }
+        return MainActor.assumeIsolated { controller.isViewLoaded }
     }
     #elseif canImport(AppKit)
     if let controller = owner as? NSViewController {
         guard Thread.isMainThread else { return false }
-        nonisolated(unsafe) let main = controller
-        return MainActor.assumeIsolated { main.isViewLoaded }
+        return MainActor.assumeIsolated { controller.isViewLoaded }
     }
     #endif
     return true

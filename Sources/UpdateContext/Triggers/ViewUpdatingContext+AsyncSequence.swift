@@ -71,10 +71,12 @@ extension ViewUpdatingContext {
         message: "requestUpdates(from:animated:) returns a subscription that stops when released: keep it"
     )
     @discardableResult
-    public func setNeedsUpdate<S: AsyncSequence & Sendable>(
-        on sequence: S, animated: Bool? = nil, file: StaticString = #fileID, line: UInt = #line
-    ) -> UpdateSubscription {
-        subscribe(to: sequence, animated: animated, cancelsOnRelease: false, site: RequestSite(file: file, line: line))
+    public func setNeedsUpdate<S: AsyncSequence & Sendable>(on sequence: S, animated: Bool? = nil) -> UpdateSubscription
+    {
+        // The deprecated spelling keeps its signature (code written for it compiles with its fix-it); its
+        // requests are named by where the sequence's task requests.
+        subscribe(
+            to: sequence, animated: animated, cancelsOnRelease: false, site: RequestSite(file: #fileID, line: #line))
     }
 
     /// ``requestUpdates(from:animated:file:line:)`` whose requests each carry `transaction`: its animation, its values,
