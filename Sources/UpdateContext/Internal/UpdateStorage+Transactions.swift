@@ -34,7 +34,7 @@ extension UpdateStorage {
     }
 
     @inline(never)
-    private func requestSlowly(_ transaction: UpdateTransaction, file: StaticString, line: UInt) {
+    func requestSlowly(_ transaction: UpdateTransaction, file: StaticString, line: UInt) {
         noteRequest(RequestSite(file: file, line: line))
         requestSlowly(transaction.claimingCompletions(), update: false)
     }
@@ -42,8 +42,11 @@ extension UpdateStorage {
     /// The fast path: the same plain transaction again on a dirty context changes nothing (counted while
     /// recording, like a plain request; one made inside a delivery takes the slow path, which looks at it).
     @inline(__always)
-    private func isRepeatedPlainTransaction(_ transaction: UpdateTransaction) -> Bool {
-        if hasPendingTransaction, isOnSchedulerThread, !inboxHasRequests, machinePointer.pointee.isNoOp(true),
+    func isRepeatedPlainTransaction(_ transaction: UpdateTransaction) -> Bool {
+        // The thread test without its fallback call: this path then calls nothing, so it saves no registers
+        // (a miss is decided by the slow path, which asks the scheduler).
+        if hasPendingTransaction, isOnSchedulerThreadWithoutCall, !inboxHasRequests,
+            machinePointer.pointee.isNoOp(true),
             let animation = transaction.animation, TransactionCache.matches(self, animation), transaction.isPlain
         {
             if cvu_diagnostics_is_counting() { machinePointer.pointee.absorbed &+= 1 }

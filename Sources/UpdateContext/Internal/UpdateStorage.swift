@@ -144,6 +144,13 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
         schedulerPointer.pointee._withUnsafeGuaranteedRef { $0.isCurrentFast }
     }
 
+    /// ``isOnSchedulerThread`` by the thread-local test alone (see `isCurrentByThreadIdentity`): for a fast
+    /// path whose slow path asks again.
+    @inline(__always)
+    var isOnSchedulerThreadWithoutCall: Bool {
+        schedulerPointer.pointee._withUnsafeGuaranteedRef { $0.isCurrentByThreadIdentity }
+    }
+
     /// The shared state, for the delivery loop, which takes the lock by hand (`StripedLocks.stripe(for:)`,
     /// `cvu_stripe_lock`/`cvu_stripe_unlock`) around a few loads and a store: through `withShared` the
     /// generic lock was called unspecialised there, with its result copied through value witnesses.

@@ -18,8 +18,27 @@ extension ViewUpdatingContext {
     ///   - transaction: The request's transaction.
     ///   - file: The caller's file (`#fileID`): what diagnostics name as the request's call site.
     ///   - line: The caller's line.
+    @inlinable
     public func setNeedsUpdate(transaction: UpdateTransaction, file: StaticString = #fileID, line: UInt = #line) {
-        storage.request(transaction, file: file, line: line)
+        // Inlined into the caller, where `file` and `line` are constants: the fast path is a call that carries
+        // the transaction alone, so it keeps a small frame (passed through it, the four registers of `file`
+        // and `line` were saved and restored around its checks on every request), and only the slow path
+        // takes the caller's site.
+        if _requestIfRepeated(transaction) { return }
+        _request(transaction, file: file, line: line)
+    }
+
+    /// The fast path of ``setNeedsUpdate(transaction:file:line:)``: `true` when the request changes nothing
+    /// (the same plain transaction again on a dirty context), after counting it while recording.
+    @usableFromInline
+    func _requestIfRepeated(_ transaction: UpdateTransaction) -> Bool {
+        storage.isRepeatedPlainTransaction(transaction)
+    }
+
+    /// The slow path of ``setNeedsUpdate(transaction:file:line:)``.
+    @usableFromInline
+    func _request(_ transaction: UpdateTransaction, file: StaticString, line: UInt) {
+        storage.requestSlowly(transaction, file: file, line: line)
     }
 
     /// Delivers at once with `transaction` (merged after what is pending) and cancels the update scheduled
