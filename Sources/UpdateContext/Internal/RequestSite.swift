@@ -46,29 +46,23 @@ struct RequestSite: Sendable {
         case .code(let file, let line):
             return UpdateDiagnostics.Report.CallSite(file: file, line: line)
         case .property(let owner, let path, let wrapper):
-            return UpdateDiagnostics.Report.CallSite(
-                file: Self.propertyName(owner: owner, path: path, wrapper: "\(wrapper)"), line: 0,
-                thread: UpdateDiagnostics.Report.CallSite.currentThread)
+            return Self.named(Self.propertyName(owner: owner, path: path, wrapper: "\(wrapper)"))
         case .described(let text):
-            return UpdateDiagnostics.Report.CallSite(
-                file: "\(text)", line: 0, thread: UpdateDiagnostics.Report.CallSite.currentThread)
+            return Self.named("\(text)")
         case .invalidation(let owner):
-            return UpdateDiagnostics.Report.CallSite(
-                file: "@ViewInvalidating(.update) property of \(owner)", line: 0,
-                thread: UpdateDiagnostics.Report.CallSite.currentThread)
+            return Self.named("@ViewInvalidating(.update) property of \(owner)")
         case .publisher:
-            return UpdateDiagnostics.Report.CallSite(
-                file: "a value of a publisher passed to requestUpdates(from:)", line: 0,
-                thread: UpdateDiagnostics.Report.CallSite.currentThread)
+            return Self.named("a value of a publisher passed to requestUpdates(from:)")
         case .trackedChange:
-            return UpdateDiagnostics.Report.CallSite(
-                file: "a change to an @Observable value a tracked updater read", line: 0,
-                thread: UpdateDiagnostics.Report.CallSite.currentThread)
+            return Self.named("a change to an @Observable value a tracked updater read")
         case .followUp:
-            return UpdateDiagnostics.Report.CallSite(
-                file: "the follow-up of a tracked change made on another thread", line: 0,
-                thread: UpdateDiagnostics.Report.CallSite.currentThread)
+            return Self.named("the follow-up of a tracked change made on another thread")
         }
+    }
+
+    /// A site with no line (0): `what` names it, on the calling thread.
+    private static func named(_ what: String) -> UpdateDiagnostics.Report.CallSite {
+        UpdateDiagnostics.Report.CallSite(file: what, line: 0, thread: UpdateDiagnostics.Report.CallSite.currentThread)
     }
 
     /// `@NeedsUpdate ProfileViewController.name`: the storage key path's description (`\Type._name`) without
