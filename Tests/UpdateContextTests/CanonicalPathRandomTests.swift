@@ -247,9 +247,16 @@ final class CanonicalPathRandomTests: XCTestCase {
 
         /// A request with effective flag `flag` (and `transaction`'s animation label when it carries one)
         /// made around `change`: the rules may flush first (showing the values before the change).
+        /// `holdsFirst`: a request made directly (`setNeedsUpdate(transaction:)`, a subscription's element,
+        /// `modify`) claims the completion on entry, before the early flush it causes inside; a property or
+        /// the closure form flushes before its change, before the request exists, so that flush can finish
+        /// the completion first.
         func modelRequest(
-            _ subject: Subject, flag: Bool?, transaction: String??, scope: Scope?, change: () -> Void
+            _ subject: Subject, flag: Bool?, transaction: String??, scope: Scope?, holdsFirst: Bool = false,
+            change: () -> Void
         ) {
+            var joins = holdsFirst && (scope.map { !$0.spent } ?? false)
+            if joins { scope!.pending += 1 }
             let before = subject.rules.deliveries.count
             if let transaction {
                 subject.rules.setNeeds(transaction: transaction, completion: nil)
@@ -258,10 +265,11 @@ final class CanonicalPathRandomTests: XCTestCase {
             }
             if subject.rules.deliveries.count > before { modelDelivered(subject, forced: false) }
             change()
-            if let scope, !scope.spent {
+            if !holdsFirst, let scope, !scope.spent {
                 scope.pending += 1
-                subject.pendingScopes.append(scope)
+                joins = true
             }
+            if joins { subject.pendingScopes.append(scope!) }
         }
 
         func modelTurn() {
@@ -307,7 +315,7 @@ final class CanonicalPathRandomTests: XCTestCase {
                     "\(subject.id).modify(\(flag.map { $0 ? "T" : "F" } ?? "N"))=\(value)\(scope.map { " in s\($0.id)" } ?? "")"
                 )
                 let (effective, transaction) = Self.effective(flag, scoped)
-                modelRequest(subject, flag: effective, transaction: transaction, scope: scope) {
+                modelRequest(subject, flag: effective, transaction: transaction, scope: scope, holdsFirst: true) {
                     subject.values[0] = value
                 }
                 state.context.modify(animated: flag) { $0 = value }
@@ -437,7 +445,7 @@ final class CanonicalPathRandomTests: XCTestCase {
                     let label: String?? = .some(subscription.animation.map(Self.label))
                     modelRequest(
                         subject, flag: subscription.animation != nil, transaction: label,
-                        scope: subject.subscriptionInstance
+                        scope: subject.subscriptionInstance, holdsFirst: true
                     ) {}
                     subscription.renewal.request(
                         on: probe.updateContext.updateLink, site: RequestSite(file: #fileID, line: #line))
@@ -452,7 +460,7 @@ final class CanonicalPathRandomTests: XCTestCase {
                     nextValue += 1
                     log.append("transaction s\(scope.id) \(scope.animation.map(Self.label) ?? "-")=\(value)")
                     let label: String?? = .some(scope.animation.map(Self.label))
-                    modelRequest(subject, flag: nil, transaction: label, scope: scope) {
+                    modelRequest(subject, flag: nil, transaction: label, scope: scope, holdsFirst: true) {
                         subject.values[subject.isState ? 0 : 3] = value
                     }
                     if let state = subject.stateProbe {
