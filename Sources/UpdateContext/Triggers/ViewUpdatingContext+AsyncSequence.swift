@@ -81,7 +81,9 @@ extension ViewUpdatingContext {
 
     /// ``requestUpdates(from:animated:file:line:)`` whose requests each carry `transaction`: its animation, its values,
     /// and its completions, each called once per delivery that shows the requests of one or more elements
-    /// (elements coalesced into one delivery call it once; the next element's delivery calls it again).
+    /// (elements coalesced into one delivery call it once; the next element's delivery calls it again). An
+    /// element whose animated request flushes the earlier ones early (a non-animated request came between
+    /// them) joins their completion, which then runs once, after the later delivery.
     /// The
     /// elements are consumed on a task of their own, which does not see a `withUpdateTransaction` around
     /// the code that produced them: this is how a sequence's requests carry one.
