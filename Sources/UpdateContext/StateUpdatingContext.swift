@@ -109,9 +109,6 @@ public final class StateUpdatingContext<State: Equatable> {
     public func modify(
         animated: Bool? = nil, file: StaticString = #fileID, line: UInt = #line, _ body: (inout State) -> Void
     ) {
-        // Inside `withUpdateTransaction`, a request with no flag is as animated as the scope's transaction
-        // (which, without an animation, is an explicit non-animated request): the early flush's state
-        // follows the request's effective flag.
         modify(animated: animated, site: RequestSite(file: file, line: line), file: file, line: line, body)
     }
 
@@ -130,8 +127,8 @@ public final class StateUpdatingContext<State: Equatable> {
         animated: Bool?, site: RequestSite, file: StaticString = #fileID, line: UInt = #line,
         _ body: (inout State) -> Void
     ) {
-        let effective = animated ?? UpdateTransaction.current.map { $0.isAnimated }
-        if commit(animated: effective, file: file, line: line, body) {
+        // The early flush's state follows the request's effective flag (a scope's transaction included).
+        if commit(animated: UpdateTransaction.effectiveFlag(of: animated), file: file, line: line, body) {
             context.storage.setNeedsUpdate(animated, site: site)
         }
     }

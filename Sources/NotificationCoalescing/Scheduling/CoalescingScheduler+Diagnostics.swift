@@ -81,11 +81,6 @@ extension CoalescingScheduler: WatchdogSubject, CustomDebugStringConvertible {
         return cvu_monotonic_now_ns() &- since > 1_000_000_000
     }
 
-    /// Whether the watchdog reported that an asked-for turn has not begun for more than a second.
-    package final var isStallReported: Bool {
-        cvu_word_load_acquire(turnWord + Word.watch) & 2 != 0
-    }
-
     /// Forgets that a stall was reported, so that the next one is (tests of a process-wide scheduler).
     package final func forgetStallReport() {
         _ = cvu_word_fetch_and(turnWord + Word.watch, ~2)

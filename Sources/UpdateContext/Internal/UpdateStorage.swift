@@ -252,15 +252,8 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
     /// *before* the change and the animated delivery animates the change. Elsewhere it does nothing: from
     /// another thread the requests are applied in arrival order on the main thread (see the rules).
     func flushBeforeChange(_ flag: Bool?) {
-        let animates: Bool
-        if let flag {
-            animates = flag
-        } else if cvu_transaction_scopes_active(), let current = UpdateTransaction.scoped {
-            animates = current.isAnimated
-        } else {
-            return  // a request with no flag never flushes
-        }
-        guard animates, isOnSchedulerThread, !isCancelled else { return }
+        // A request with no flag outside a scope never flushes.
+        guard UpdateTransaction.effectiveFlag(of: flag) == true, isOnSchedulerThread, !isCancelled else { return }
         drainInboxIfNeeded()
         guard let flush = machinePointer.pointee.flushBeforeAnimatedChange() else { return }
         publishScheduled()

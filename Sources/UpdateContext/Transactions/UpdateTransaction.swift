@@ -234,6 +234,12 @@ public struct UpdateTransaction: Sendable, CustomStringConvertible {
     /// The transaction of the current scope (read only while some scope value is alive).
     static var scoped: UpdateTransaction? { scope?.transaction }
 
+    /// Whether a request with `flag` made now animates: its own flag, or with none the current scope's
+    /// transaction (which, without an animation, is an explicit non-animated request); `nil` outside a scope.
+    static func effectiveFlag(of flag: Bool?) -> Bool? {
+        flag ?? current.map(\.isAnimated)
+    }
+
     /// The transaction that requests made now, on this thread or task, carry: the innermost
     /// ``withUpdateTransaction(_:_:)`` around the caller, or `nil`. Another thread does not see it; a task
     /// created inside the body (`Task { }`) does, as with any task-local value, for as long as it runs.
@@ -325,9 +331,6 @@ final class CompletionGroup: @unchecked Sendable {
     init(_ completions: [CompletionBox]) {
         self.completions = completions
     }
-
-    /// How many completions the delivery holds.
-    var count: Int { completions.count }
 
     /// An animation started.
     func enter() {
