@@ -147,7 +147,18 @@ public final class NotificationCoalescingContext: Sendable {
             forModes: forModes)
     }
 
-    /// How many notifications are held for a later turn.
+    /// The registrations of the `observe` methods (the typed-message forms live in another file).
+    var observerRegistry: ObserverRegistry { registry }
+
+    /// What diagnostics call the context (the typed-message forms name it).
+    var diagnosticLabel: DiagnosticLabel { core.label }
+
+    /// Holds a typed message for a later turn (see `enqueue(_:subject:)`).
+    func enqueueHeld(_ message: HeldMessage) {
+        core.hold(message: message)
+    }
+
+    /// How many notifications (and typed messages) are held for a later turn.
     public var pendingCount: Int { core.pendingCount }
 
     /// Observes notifications named `name` posted through this context's center.

@@ -91,6 +91,9 @@ public final class NotificationObservingContext: Sendable {
         registry.observe(type, object: object, handler)
     }
 
+    /// The registrations of the `observe` methods (the typed-message forms live in another file).
+    var observerRegistry: ObserverRegistry { registry }
+
     /// Removes every observation this context made. The context stays usable.
     public func removeObservers() {
         registry.removeAll()

@@ -83,6 +83,40 @@ final class CoalescingCore: TurnClient, Sendable {
         }
     }
 
+    /// Holds a typed message for a later turn, in the default mode, replacing the one held for its
+    /// (type, subject). The path of an enqueue that is already pending: one lock, one hash of two words.
+    func hold(message: HeldMessage) {
+        enum Ask { case nothing, schedule, turnOnly }
+        // What coalescing replaces (the user's message and subject) is released after the lock.
+        var replaced: PendingNotification?
+        let ask = state.withLock { state -> Ask in
+            if state.isCancelled { return .nothing }
+            replaced = state.queue.appendMessage(
+                PendingNotification(
+                    notification: Notification(name: Self.messagePlaceholder), style: .asap, modes: Self.defaultModes,
+                    sender: .none,
+                    message: message))
+            if !state.isQueued {
+                state.isQueued = true
+                return .schedule
+            }
+            if state.isParked {
+                state.isParked = false
+                return .turnOnly
+            }
+            return .nothing
+        }
+        _ = replaced  // released here, outside the lock
+        switch ask {
+        case .nothing: break
+        case .schedule: scheduler.schedule(self)
+        case .turnOnly: scheduler.schedule(nil)
+        }
+    }
+
+    /// What stands in for a held message's notification (never posted).
+    private static let messagePlaceholder = Notification.Name("NotificationCoalescing.message")
+
     /// Removes held notifications that `notification` matches under `mask` (before a `.now` post).
     func removeMatching(_ notification: Notification, mask: NotificationQueue.NotificationCoalescing) {
         var removed: [PendingNotification] = []
@@ -107,7 +141,11 @@ final class CoalescingCore: TurnClient, Sendable {
         for pending in batch {
             // A context released (on another thread) while this batch posts stops posting at once.
             if state.withLock({ $0.isCancelled }) { return nil }
-            center.post(pending.notification)
+            if let message = pending.message {
+                message.post.post(to: center)
+            } else {
+                center.post(pending.notification)
+            }
         }
         return remaining
     }

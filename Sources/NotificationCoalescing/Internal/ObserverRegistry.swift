@@ -49,6 +49,55 @@ package final class ObserverRegistry: Sendable {
         tokens.withLock { $0.count }
     }
 
+    #if compiler(>=6.2) && (!canImport(Darwin) || canImport(Foundation, _version: 3600))
+    /// Registers `handler` for the main-actor message `type` (from `subject`, or from any subject when
+    /// `nil`) with Foundation's `addObserver(of:for:using:)`, and returns its token.
+    @available(iOS 26, macOS 26, tvOS 26, watchOS 26, visionOS 26, *)
+    package func observe<M: NotificationCenter.MainActorMessage>(
+        _ type: M.Type, subject: M.Subject?, _ handler: @escaping @MainActor (M) -> Void
+    ) -> NotificationObserver where M.Subject: AnyObject {
+        let box = ClaimableHandler(handler)
+        let registration = center.addObserver(of: subject, for: type) { message in
+            guard let claimed = box.claim() else { return }
+            defer { box.finishCall() }
+            claimed(message)
+        }
+        return track(registration, clearing: box.clear)
+    }
+
+    /// Registers `handler` for the async message `type` (from `subject`, or from any subject when `nil`):
+    /// Foundation calls it on a task of its own, after the post.
+    @available(iOS 26, macOS 26, tvOS 26, watchOS 26, visionOS 26, *)
+    package func observe<M: NotificationCenter.AsyncMessage>(
+        _ type: M.Type, subject: M.Subject?, _ handler: @escaping @Sendable (M) -> Void
+    ) -> NotificationObserver where M.Subject: AnyObject {
+        let box = ClaimableHandler(handler)
+        let registration = center.addObserver(of: subject, for: type) { message in
+            guard let claimed = box.claim() else { return }
+            defer { box.finishCall() }
+            claimed(message)
+        }
+        return track(registration, clearing: box.clear)
+    }
+
+    /// A token for a message registration: its removal first drops the handler (`clear`, which answers
+    /// whether a call was under way), then removes the registration from the center.
+    @available(iOS 26, macOS 26, tvOS 26, watchOS 26, visionOS 26, *)
+    private func track(
+        _ registration: NotificationCenter.ObservationToken, clearing clear: @escaping @Sendable () -> Bool
+    ) -> NotificationObserver {
+        let token = NotificationObserver()
+        tokens.withLock { _ = $0.insert(token) }
+        token.attach { [weak self, center] in
+            let underWay = clear()
+            center.removeObserver(registration)
+            self?.tokens.withLock { _ = $0.remove(token) }
+            return underWay
+        }
+        return token
+    }
+    #endif
+
     package func removeAll() {
         let all = tokens.withLock { tokens -> Set<NotificationObserver> in
             defer { tokens.removeAll() }
@@ -102,6 +151,48 @@ private final class HandlerBox: @unchecked Sendable {
     func clear() -> Bool {
         let (dropped, underWay) = StripedLocks.withLock(for: self) {
             () -> (((NotificationObserver, Notification) -> Void)?, Bool) in
+            defer { handler = nil }
+            return (handler, callsUnderWay > 0)
+        }
+        _ = dropped
+        return underWay
+    }
+}
+
+/// A handler that removal can take back, for any handler type (the typed-message observers): once
+/// ``clear()`` has returned, ``claim()`` never hands the handler out again, and ``clear()`` says whether a
+/// call claimed before it was still running. The handler is only ever read whole, never modified in place
+/// (see ``HandlerBox`` on why that matters for closures in generic storage).
+final class ClaimableHandler<Handler>: @unchecked Sendable {
+    // @unchecked Sendable: `handler` and `callsUnderWay` are read and written only under the striped lock
+    // for `self`. The handler is handed to the thread that posts (a main-actor message's handler is only
+    // ever claimed on the main actor, by Foundation's observer block).
+    private var handler: Handler?
+    private var callsUnderWay = 0
+
+    init(_ handler: Handler) {
+        // Under the lock: the first call may come from another thread (see `HandlerBox.init`).
+        StripedLocks.withLock(for: self) { self.handler = handler }
+    }
+
+    /// The handler, for one call that the caller ends with ``finishCall()``; `nil` once removed.
+    func claim() -> Handler? {
+        StripedLocks.withLock(for: self) { () -> Handler? in
+            guard let handler else { return nil }
+            callsUnderWay += 1
+            return handler
+        }
+    }
+
+    /// Ends a call that ``claim()`` began.
+    func finishCall() {
+        StripedLocks.withLock(for: self) { callsUnderWay -= 1 }
+    }
+
+    /// Drops the handler (released here, outside the lock, or when a call under way returns) and answers
+    /// whether a call was under way.
+    @Sendable func clear() -> Bool {
+        let (dropped, underWay) = StripedLocks.withLock(for: self) { () -> (Handler?, Bool) in
             defer { handler = nil }
             return (handler, callsUnderWay > 0)
         }

@@ -28,12 +28,58 @@ package enum PendingStyle: Sendable {
     case whenIdle
 }
 
-/// One held notification.
+/// One held notification, or one held typed message (``message`` is then set, and ``notification`` only
+/// stands in for it).
 package struct PendingNotification {
     package let notification: Notification
     package let style: PendingStyle
     package let modes: [RunLoop.Mode]
     package let sender: SenderKey
+    /// A typed message: what posts it, and the (type, subject) it coalesces under.
+    package let message: HeldMessage?
+
+    package init(
+        notification: Notification, style: PendingStyle, modes: [RunLoop.Mode], sender: SenderKey,
+        message: HeldMessage? = nil
+    ) {
+        self.notification = notification
+        self.style = style
+        self.modes = modes
+        self.sender = sender
+        self.message = message
+    }
+}
+
+/// A held typed message (Foundation's `NotificationCenter.MainActorMessage` or `AsyncMessage`): the key it
+/// coalesces under and what posts it.
+package struct HeldMessage {
+    package let key: MessageKey
+    package let post: any MessagePosting
+
+    package init(key: MessageKey, post: any MessagePosting) {
+        self.key = key
+        self.post = post
+    }
+}
+
+/// What a typed message coalesces under: its type and its subject, by identity (`nil`: no subject).
+package struct MessageKey: Hashable, Sendable {
+    package let type: ObjectIdentifier
+    package let subject: ObjectIdentifier?
+
+    package init(type: Any.Type, subject: AnyObject?) {
+        self.type = ObjectIdentifier(type)
+        self.subject = subject.map(ObjectIdentifier.init)
+    }
+}
+
+/// Posts one held typed message through a center with Foundation's own `post(_:subject:)`. Its
+/// conformers keep the message and the subject (which keeps the subject's identity valid while held).
+package protocol MessagePosting {
+    /// Posts the message; called on the scheduler's thread, outside every lock of the package.
+    func post(to center: NotificationCenter)
+    /// The message's type, for diagnostics.
+    var typeName: String { get }
 }
 
 /// The held notifications of one context: FIFO, with coalescing lookups in O(1) per enqueue.
@@ -49,6 +95,10 @@ package struct PendingNotification {
 ///
 /// The (name, sender) index serves the default mask and always exists. The name-only and sender-only
 /// indexes are built the first time a mask needs them, so the default path maintains one dictionary.
+///
+/// Typed messages share the slots (one FIFO across notifications and messages) but have an index of their
+/// own, by (type, subject), with one position per key: a message replaces only a message of its own key,
+/// and no notification's mask ever matches a message.
 package struct PendingQueue {
     private struct NameAndSender: Hashable {
         let name: Notification.Name
@@ -59,6 +109,7 @@ package struct PendingQueue {
     private var byNameAndSender: [NameAndSender: [Int]] = [:]
     private var byName: [Notification.Name: [Int]]?
     private var bySender: [SenderKey: [Int]]?
+    private var byMessage: [MessageKey: Int] = [:]
 
     /// How many notifications are held.
     package private(set) var count = 0
@@ -111,7 +162,7 @@ package struct PendingQueue {
         guard let positions else { return 0 }
         var count = 0
         for position in positions {
-            guard let pending = slots[position] else { continue }
+            guard let pending = slots[position], pending.message == nil else { continue }
             removed.append(pending)
             slots[position] = nil
             count += 1
@@ -129,13 +180,41 @@ package struct PendingQueue {
         return modes
     }
 
-    /// The names of the held notifications, in posting order (diagnostics).
+    /// The names of the held notifications, in posting order (diagnostics); a typed message shows as its
+    /// type's name.
     package var names: [Notification.Name] {
-        slots.compactMap { $0?.notification.name }
+        slots.compactMap { slot in
+            slot.map { $0.message.map { Notification.Name($0.post.typeName) } ?? $0.notification.name }
+        }
+    }
+
+    /// Holds the typed message `pending` after everything held so far, replacing the one held for its key
+    /// (returned, so that the caller releases it, and the user's values it holds, outside its lock).
+    package mutating func appendMessage(_ pending: PendingNotification) -> PendingNotification? {
+        guard let key = pending.message?.key else { preconditionFailure("appendMessage takes a message") }
+        let position = slots.count
+        var replaced: PendingNotification?
+        if let index = byMessage.index(forKey: key) {
+            let old = byMessage.values[index]
+            replaced = slots[old]
+            slots[old] = nil
+            count -= 1
+            byMessage.values[index] = position
+        } else {
+            byMessage[key] = position
+        }
+        slots.append(pending)
+        count += 1
+        if slots.count >= Self.compactionThreshold && slots.count > 2 * count { compact() }
+        return replaced
     }
 
     /// Holds `pending` after everything held so far.
     package mutating func append(_ pending: PendingNotification) {
+        if pending.message != nil {
+            _ = appendMessage(pending)
+            return
+        }
         let position = slots.count
         slots.append(pending)
         count += 1
@@ -160,6 +239,7 @@ package struct PendingQueue {
         slots = []
         slots.reserveCapacity(held.count * 2)
         byNameAndSender = [:]
+        byMessage = [:]
         byName = hadName ? [:] : nil
         bySender = hadSender ? [:] : nil
         count = 0
@@ -194,6 +274,7 @@ package struct PendingQueue {
         let keepCapacity = slots.count <= 1_024
         slots.removeAll(keepingCapacity: keepCapacity)
         byNameAndSender.removeAll(keepingCapacity: keepCapacity)
+        byMessage.removeAll(keepingCapacity: keepCapacity)
         byName = nil
         bySender = nil
         count = 0
@@ -202,7 +283,7 @@ package struct PendingQueue {
     private func buildIndex<Key: Hashable>(_ key: (PendingNotification) -> Key) -> [Key: [Int]] {
         var index: [Key: [Int]] = [:]
         for (position, pending) in slots.enumerated() {
-            if let pending { index[key(pending), default: []].append(position) }
+            if let pending, pending.message == nil { index[key(pending), default: []].append(position) }
         }
         return index
     }

@@ -36,6 +36,12 @@ package final class UpdateLink: Sendable {
         state.withLock { $0.core }?.setNeedsUpdateFromOutside(flag, site: site)
     }
 
+    /// The context's lifecycle refresh (an ``ViewUpdatingContext/update(animated:file:line:)`` at once on the
+    /// main thread, in the next cycle elsewhere), if it is still there. Any thread.
+    func refresh() {
+        state.withLock { $0.core }?.refresh()
+    }
+
     /// `setNeedsUpdate(transaction:)` on the context for a caller in another product, named by its line.
     package func setNeedsUpdate(transaction: UpdateTransaction, file: StaticString = #fileID, line: UInt = #line) {
         setNeedsUpdate(transaction: transaction, site: RequestSite(file: file, line: line))

@@ -29,7 +29,7 @@ import NotificationCoalescing
 /// }
 /// ```
 ///
-/// ``startUpdatingView(file:line:)`` registers ``updateView(animated:)`` with the context, weakly (no `lazy var`,
+/// ``startUpdatingView(tracksObservation:file:line:)`` registers ``updateView(animated:)`` with the context, weakly (no `lazy var`,
 /// no `[weak self]`: the context never keeps the object alive), and renders once at once, not animated.
 /// Then every ``NeedsUpdate`` property and every ``setNeedsUpdate(animated:file:line:)`` feeds the context, and the
 /// rules of ``ViewUpdatingContext/setNeedsUpdate(animated:file:line:)`` decide the flag. Requests made before
@@ -43,7 +43,7 @@ public protocol ViewUpdating: AnyObject {
     var updateContext: ViewUpdatingContext { get }
 
     /// Brings the view up to date with the object's state: the library calls it on the main thread, once
-    /// per cycle with requests, after ``startUpdatingView(file:line:)``. Don't call it yourself; call
+    /// per cycle with requests, after ``startUpdatingView(tracksObservation:file:line:)``. Don't call it yourself; call
     /// ``setNeedsUpdate(animated:file:line:)`` (or ``updateViewIfNeeded(file:line:)`` to render pending changes now).
     ///
     /// - Parameter animated: Whether to animate the changes, as the context's rules decide.
@@ -67,6 +67,40 @@ extension ViewUpdating {
     /// released object is never called. A second call does nothing: one object renders once per delivery.
     /// To stop, call `updateContext.removeUpdaters()`.
     ///
+    /// **What `updateView` reads is tracked.** Where Observation exists (iOS 17, macOS 14, tvOS 17,
+    /// watchOS 10, visionOS 1, Linux), each call of ``updateView(animated:)`` runs under Observation
+    /// tracking, as UIKit 26 does for `updateProperties()`: a change to an `@Observable` property it read —
+    /// from any thread — requests one update, coalesced with every other request of the cycle and carrying
+    /// the current transaction (a change inside `withUpdateAnimation` animates, after flushing a pending
+    /// non-animated update, which shows the old value). Only what the last delivery read is tracked, and
+    /// tracking re-arms with every delivery. A change made on another thread is delivered once more in the
+    /// next cycle (see `onTrackedUpdate(file:line:_:)` for why). Below iOS 17 / macOS 14 nothing is
+    /// tracked. Pass `tracksObservation: false` to track nothing (the object's own ``NeedsUpdate``
+    /// properties and requests still work as always).
+    ///
+    /// ```swift
+    /// import Observation
+    /// import UpdateContext
+    ///
+    /// @Observable final class Account { var name = "" }
+    ///
+    /// final class AccountPresenter: ViewUpdating {
+    ///     let updateContext = ViewUpdatingContext()
+    ///     let account = Account()
+    ///     var shown = ""
+    ///
+    ///     @MainActor func start() { startUpdatingView() }   // account.name changes now request updates
+    ///
+    ///     func updateView(animated: Bool) { shown = account.name }
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - tracksObservation: Whether ``updateView(animated:)`` runs under Observation tracking (where the
+    ///     system has Observation). `true` by default.
+    ///   - file: The caller's file (`#fileID`): named by a misuse message.
+    ///   - line: The caller's line.
+    ///
     /// > Important: Always the main thread: ``updateView(animated:)`` is `@MainActor`, whatever the class's
     /// > own isolation. So is the manual scheduler a test gives the context: create and turn it on the main
     /// > thread (in Swift Testing, mark the test `@MainActor`; XCTest runs test methods there). A delivery
@@ -75,10 +109,10 @@ extension ViewUpdating {
     /// > main run loop's scheduler is a mistake the package recovers from: a debug build stops at the
     /// > caller's line; a release build warns through `UpdateDiagnostics`, connects, and renders in the next
     /// > main-thread cycle instead.
-    public func startUpdatingView(file: StaticString = #fileID, line: UInt = #line) {
+    public func startUpdatingView(tracksObservation: Bool = true, file: StaticString = #fileID, line: UInt = #line) {
         let context = updateContext
         guard context.storage.markOwnerConnected() else { return }
-        context.onUpdate { [weak self] animated in
+        let render: (Bool) -> Void = { [weak self] animated in
             guard let self else { return }
             if !Thread.isMainThread {
                 Misuse.unrecoverable(
@@ -92,6 +126,7 @@ extension ViewUpdating {
             nonisolated(unsafe) let owner = self
             MainActor.assumeIsolated { owner.updateView(animated: animated) }
         }
+        context.onViewUpdater(tracking: tracksObservation, render)
         context.storage.update(
             false, api: "startUpdatingView()",
             recovery: ": it renders at once. It is connected now, and renders in the next main-thread cycle.",

@@ -82,7 +82,7 @@ extension ViewUpdatingContext {
     }
 
     @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
-    private func onTrackingUpdater(_ closure: @escaping (_ animated: Bool) -> Void) -> ViewUpdater {
+    func onTrackingUpdater(_ closure: @escaping (_ animated: Bool) -> Void) -> ViewUpdater {
         let link = storage.link
         let changedElsewhere = TrackingFollowUp()
         return onUpdate { animated in
@@ -105,6 +105,18 @@ extension ViewUpdatingContext {
     }
 }
 
+extension ViewUpdatingContext {
+    /// The updater of `startUpdatingView()`: under Observation tracking when `tracking` is set and the system
+    /// has Observation, a plain one otherwise.
+    func onViewUpdater(tracking: Bool, _ render: @escaping (_ animated: Bool) -> Void) {
+        if tracking, #available(iOS 17, macOS 14, tvOS 17, watchOS 10, *) {
+            _ = onTrackingUpdater(render)
+        } else {
+            onUpdate(render)
+        }
+    }
+}
+
 /// Whether a tracked updater's change was reported on another thread since its last delivery.
 private final class TrackingFollowUp: Sendable {
     private let marked = Locked(false)
@@ -117,6 +129,13 @@ private final class TrackingFollowUp: Sendable {
             defer { marked = false }
             return marked
         }
+    }
+}
+#else
+extension ViewUpdatingContext {
+    /// The updater of `startUpdatingView()`: without the Observation module, nothing is tracked.
+    func onViewUpdater(tracking: Bool, _ render: @escaping (_ animated: Bool) -> Void) {
+        onUpdate(render)
     }
 }
 #endif

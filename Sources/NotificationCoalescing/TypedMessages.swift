@@ -1,0 +1,249 @@
+import Foundation
+
+// Foundation's typed messages (`NotificationCenter.MainActorMessage`, `AsyncMessage`): Swift 6.2's
+// Foundation on Linux; the iOS/macOS/tvOS/watchOS/visionOS 26 SDKs on Apple platforms. An older SDK (whose
+// Foundation is 35xx, such as iPhoneOS 18.6 or MacOSX 15.5) has no such types, and a Swift 6.3 compiler reads
+// either kind of SDK, so the SDK's Foundation version decides, not the compiler's.
+#if compiler(>=6.2) && (!canImport(Darwin) || canImport(Foundation, _version: 3600))
+
+/// Posts a held main-actor message with Foundation's `post(_:subject:)`, on the main actor.
+@available(iOS 26, macOS 26, tvOS 26, watchOS 26, visionOS 26, *)
+private struct MainActorMessagePost<M: NotificationCenter.MainActorMessage>: MessagePosting
+where M.Subject: AnyObject {
+    let message: M
+    let subject: M.Subject?
+    let label: DiagnosticLabel
+
+    func post(to center: NotificationCenter) {
+        guard ThreadIdentity.isMainThread else {
+            Misuse.unrecoverable(
+                "NotificationCoalescingContext \"\(label.string)\" posts the main-actor message \(M.self) at a "
+                    + "turn off the main thread: a MainActorMessage is posted on the main actor. Give the context "
+                    + "the main thread's scheduler (.mainRunLoop, .dispatchMain), or create and turn its "
+                    + "ManualScheduler on the main thread (in Swift Testing, mark the test @MainActor)",
+                file: #fileID, line: #line)
+        }
+        // nonisolated(unsafe): the message was handed over with `sending` at the enqueue, and is held
+        // until now, on the main thread, where `assumeIsolated` runs its body in place.
+        nonisolated(unsafe) let message = message
+        nonisolated(unsafe) let subject = subject
+        MainActor.assumeIsolated {
+            if let subject {
+                center.post(message, subject: subject)
+            } else {
+                center.post(message)
+            }
+        }
+    }
+
+    var typeName: String { String(reflecting: M.self) }
+}
+
+/// Posts a held async message with Foundation's `post(_:subject:)` (Foundation runs its observers on
+/// tasks of their own).
+@available(iOS 26, macOS 26, tvOS 26, watchOS 26, visionOS 26, *)
+private struct AsyncMessagePost<M: NotificationCenter.AsyncMessage>: MessagePosting where M.Subject: AnyObject {
+    let message: M
+    let subject: M.Subject?
+
+    func post(to center: NotificationCenter) {
+        if let subject {
+            center.post(message, subject: subject)
+        } else {
+            center.post(message)
+        }
+    }
+
+    var typeName: String { String(reflecting: M.self) }
+}
+
+@available(iOS 26, macOS 26, tvOS 26, watchOS 26, visionOS 26, *)
+extension NotificationCoalescingContext {
+    /// Holds a main-actor message for the end of the cycle, coalesced with the others of its type and subject.
+    ///
+    /// Any number of enqueues of one message type for one subject (by identity; `nil` is "no subject", a key
+    /// of its own) in one cycle post **once**, at the end of the cycle, the latest message enqueued, with
+    /// Foundation's own `post(_:subject:)` through ``center``. Observers registered with Foundation's
+    /// `addObserver(of:for:using:)` therefore receive it coalesced, as do this context's
+    /// `observe(_:of:_:)`.
+    ///
+    /// ```swift
+    /// import Foundation
+    /// import NotificationCoalescing
+    ///
+    /// final class Inbox: Sendable {}
+    ///
+    /// struct UnreadChanged: NotificationCenter.MainActorMessage {
+    ///     typealias Subject = Inbox
+    ///     var unread: Int
+    /// }
+    ///
+    /// @MainActor func follow(_ inbox: Inbox) {
+    ///     let queue = NotificationCoalescingContext(scheduler: .mainRunLoop)
+    ///     let token = queue.center.addObserver(of: inbox, for: UnreadChanged.self) { message in
+    ///         print(message.unread)    // once per cycle: 3
+    ///     }
+    ///     for unread in 1...3 { queue.enqueue(UnreadChanged(unread: unread), subject: inbox) }
+    ///     _ = token
+    /// }
+    /// ```
+    ///
+    /// It follows the rules of an `.asap` notification with the default mask: it posts at the next turn of
+    /// the ``scheduler`` in the default mode, in the order of enqueues across notifications and messages (a
+    /// replaced message takes the place of the latest enqueue), never re-entrantly (an enqueue from inside an
+    /// observer posts at the next turn); a released context posts nothing and frees what it held. Memory
+    /// follows what is held, not how many enqueues there were.
+    ///
+    /// - Parameters:
+    ///   - message: The message, handed over to the turn that posts it (`sending`: it may be enqueued from
+    ///     any thread, and the caller does not use it afterwards).
+    ///   - subject: The subject it is posted for, and part of the coalescing key, by identity; `nil` posts it
+    ///     with no subject (`post(_:)`), which observers of every subject receive.
+    ///   - file: The caller's file (`#fileID`): named when the context cannot post on the main actor.
+    ///   - line: The caller's line.
+    ///
+    /// > Important: Any thread. The message is posted on the main actor, so the context's scheduler must be
+    /// > the main thread's (``CoalescingScheduler/isMainThreadScheduler``); any other stops the program, in
+    /// > every build, with a message naming this call. A ``ManualScheduler`` must be turned on the main thread.
+    public func enqueue<M: NotificationCenter.MainActorMessage>(
+        _ message: sending M, subject: M.Subject? = nil, file: StaticString = #fileID, line: UInt = #line
+    ) where M.Subject: AnyObject {
+        if !scheduler.isMainThreadScheduler {
+            Misuse.unrecoverable(
+                "NotificationCoalescingContext \"\(label)\".enqueue(_:subject:) of the main-actor message \(M.self) "
+                    + "needs a context whose scheduler is the main thread's (.mainRunLoop, .dispatchMain, a "
+                    + "ManualScheduler turned on the main thread); got \(type(of: scheduler))",
+                file: file, line: line)
+        }
+        enqueueHeld(
+            HeldMessage(
+                key: MessageKey(type: M.self, subject: subject),
+                post: MainActorMessagePost(message: message, subject: subject, label: diagnosticLabel)))
+    }
+
+    /// Holds an async message for the end of the cycle, coalesced with the others of its type and subject:
+    /// the same rules as `enqueue(_:subject:)`, on a context with any scheduler.
+    ///
+    /// ```swift
+    /// import Foundation
+    /// import NotificationCoalescing
+    ///
+    /// final class Library: Sendable {}
+    ///
+    /// struct CatalogChanged: NotificationCenter.AsyncMessage {
+    ///     typealias Subject = Library
+    ///     var count: Int
+    /// }
+    ///
+    /// let library = Library()
+    /// let queue = NotificationCoalescingContext()
+    /// queue.observe(CatalogChanged.self, of: library) { message in print(message.count) }
+    /// queue.enqueue(CatalogChanged(count: 1), subject: library)
+    /// queue.enqueue(CatalogChanged(count: 2), subject: library)   // one post, at the end of the cycle: 2
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - message: The message (`Sendable`, as every async message is).
+    ///   - subject: The subject it is posted for, and part of the coalescing key, by identity; `nil` posts it
+    ///     with no subject.
+    ///   - file: Unused; for symmetry with the main-actor form, so that a call reads the same for both kinds.
+    ///   - line: Unused.
+    ///
+    /// > Important: Any thread. The post happens at the turn, on the scheduler's thread; Foundation then
+    /// > runs each observer on a task of its own.
+    public func enqueue<M: NotificationCenter.AsyncMessage>(
+        _ message: M, subject: M.Subject? = nil, file: StaticString = #fileID, line: UInt = #line
+    ) where M.Subject: AnyObject {
+        enqueueHeld(
+            HeldMessage(
+                key: MessageKey(type: M.self, subject: subject),
+                post: AsyncMessagePost(message: message, subject: subject)))
+    }
+
+    /// Observes a main-actor message posted through this context's ``center`` (the coalesced posts of
+    /// `enqueue(_:subject:)`, and any other post there), owned by this context.
+    ///
+    /// - Parameters:
+    ///   - messageType: The message type.
+    ///   - subject: Only messages posted for this subject (by identity); `nil` for every subject.
+    ///   - handler: Called on the main actor, synchronously inside each post.
+    /// - Returns: The token: ``NotificationObserver/remove()`` ends this one observation, finally. The
+    ///   context removes it too, with ``removeObservers()`` or when it goes.
+    @discardableResult
+    public func observe<M: NotificationCenter.MainActorMessage>(
+        _ messageType: M.Type, of subject: M.Subject? = nil, _ handler: @escaping @MainActor (M) -> Void
+    ) -> NotificationObserver where M.Subject: AnyObject {
+        observerRegistry.observe(messageType, subject: subject, handler)
+    }
+
+    /// Observes an async message posted through this context's ``center``, owned by this context.
+    ///
+    /// - Parameters:
+    ///   - messageType: The message type.
+    ///   - subject: Only messages posted for this subject (by identity); `nil` for every subject.
+    ///   - handler: Called after each post, on a task Foundation starts for it (any thread).
+    /// - Returns: The token: ``NotificationObserver/remove()`` ends this one observation, finally (a call
+    ///   Foundation has not started yet is never made). The context removes it too.
+    @discardableResult
+    public func observe<M: NotificationCenter.AsyncMessage>(
+        _ messageType: M.Type, of subject: M.Subject? = nil, _ handler: @escaping @Sendable (M) -> Void
+    ) -> NotificationObserver where M.Subject: AnyObject {
+        observerRegistry.observe(messageType, subject: subject, handler)
+    }
+}
+
+@available(iOS 26, macOS 26, tvOS 26, watchOS 26, visionOS 26, *)
+extension NotificationObservingContext {
+    /// Observes a main-actor message with Foundation's `addObserver(of:for:using:)`, owned by this context:
+    /// removed with it, with ``removeObservers()``, or by the token's ``NotificationObserver/remove()``, which
+    /// is final (see ``NotificationObserver``).
+    ///
+    /// ```swift
+    /// import Foundation
+    /// import NotificationCoalescing
+    ///
+    /// final class Inbox: Sendable {}
+    ///
+    /// struct UnreadChanged: NotificationCenter.MainActorMessage {
+    ///     typealias Subject = Inbox
+    ///     var unread: Int
+    /// }
+    ///
+    /// final class BadgeController {
+    ///     private let messages = NotificationObservingContext()
+    ///     init(inbox: Inbox) {
+    ///         messages.observe(UnreadChanged.self, of: inbox) { message in print(message.unread) }
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - messageType: The message type.
+    ///   - subject: Only messages posted for this subject (by identity); `nil` for every subject.
+    ///   - handler: Called on the main actor, synchronously inside each post.
+    /// - Returns: The token.
+    ///
+    /// > Important: `observe` may be called from any thread; the handler runs on the main actor.
+    @discardableResult
+    public func observe<M: NotificationCenter.MainActorMessage>(
+        _ messageType: M.Type, of subject: M.Subject? = nil, _ handler: @escaping @MainActor (M) -> Void
+    ) -> NotificationObserver where M.Subject: AnyObject {
+        observerRegistry.observe(messageType, subject: subject, handler)
+    }
+
+    /// Observes an async message with Foundation's `addObserver(of:for:using:)`, owned by this context.
+    ///
+    /// - Parameters:
+    ///   - messageType: The message type.
+    ///   - subject: Only messages posted for this subject (by identity); `nil` for every subject.
+    ///   - handler: Called after each post, on a task Foundation starts for it (any thread).
+    /// - Returns: The token: its ``NotificationObserver/remove()`` is final (a call Foundation has not
+    ///   started yet is never made).
+    @discardableResult
+    public func observe<M: NotificationCenter.AsyncMessage>(
+        _ messageType: M.Type, of subject: M.Subject? = nil, _ handler: @escaping @Sendable (M) -> Void
+    ) -> NotificationObserver where M.Subject: AnyObject {
+        observerRegistry.observe(messageType, subject: subject, handler)
+    }
+}
+#endif

@@ -1,0 +1,190 @@
+import Foundation
+import NotificationCoalescing
+
+// Foundation's typed messages exist with Swift 6.2's Foundation on Linux and in the Apple 26 SDKs (see
+// NotificationCoalescing's TypedMessages.swift for why the SDK's Foundation version decides).
+#if compiler(>=6.2) && (!canImport(Darwin) || canImport(Foundation, _version: 3600))
+
+@available(iOS 26, macOS 26, tvOS 26, watchOS 26, visionOS 26, *)
+extension ViewUpdatingContext {
+    /// Starts a subscription that requests an update every time `center` posts a main-actor message of
+    /// `messageType` (for `subject`, or for any subject when `nil`).
+    ///
+    /// The message itself is ignored: it is an event that makes the view out of date. N messages in a
+    /// cycle make one delivery. A message posted inside `withUpdateTransaction` (or `withUpdateAnimation`)
+    /// carries that transaction: Foundation calls main-actor observers synchronously inside the post, where
+    /// the scope is current.
+    ///
+    /// ```swift
+    /// import Foundation
+    /// import UpdateContext
+    ///
+    /// final class Inbox: Sendable {}
+    ///
+    /// struct UnreadChanged: NotificationCenter.MainActorMessage {
+    ///     typealias Subject = Inbox
+    ///     var unread: Int
+    /// }
+    ///
+    /// let inbox = Inbox()
+    /// let updateContext = ViewUpdatingContext()
+    /// let subscription = updateContext.requestUpdates(on: UnreadChanged.self, of: inbox)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - messageType: The message type.
+    ///   - subject: Only messages posted for this subject (by identity); `nil` for every subject.
+    ///   - center: The center to observe.
+    ///   - animated: The flag of each request.
+    ///   - file: The caller's file (`#fileID`): diagnostics name this creation site for the requests the
+    ///     messages make.
+    ///   - line: The caller's line.
+    /// - Returns: The subscription: ``UpdateSubscription/cancel()`` or releasing it removes the observation
+    ///   (no request follows, even for a post under way); it also ends when this context is released. Any
+    ///   thread.
+    public func requestUpdates<M: NotificationCenter.MainActorMessage>(
+        on messageType: M.Type, of subject: M.Subject? = nil, center: NotificationCenter = .default,
+        animated: Bool? = nil, file: StaticString = #fileID, line: UInt = #line
+    ) -> UpdateSubscription where M.Subject: AnyObject {
+        let link = storage.link
+        let site = RequestSite(file: file, line: line)
+        return MessageTrigger.start(link: link, center: center, cancelsOnRelease: true) { trigger in
+            center.addObserver(of: subject, for: messageType) { _ in
+                if trigger.isCancelled { return }
+                link.setNeedsUpdate(animated, site: site)
+            }
+        }
+    }
+
+    /// Starts a subscription that requests an update every time `center` posts an async message of
+    /// `messageType` (for `subject`, or for any subject when `nil`).
+    ///
+    /// Foundation calls async observers on tasks of their own, after the post: the requests coalesce as
+    /// usual (N messages in a cycle, one delivery), but they do not see a `withUpdateTransaction` around
+    /// the post; such a request carries no transaction. To animate, pass `animated`, or post a main-actor
+    /// message instead.
+    ///
+    /// - Parameters:
+    ///   - messageType: The message type.
+    ///   - subject: Only messages posted for this subject (by identity); `nil` for every subject.
+    ///   - center: The center to observe.
+    ///   - animated: The flag of each request.
+    ///   - file: The caller's file (`#fileID`): diagnostics name this creation site for the requests the
+    ///     messages make.
+    ///   - line: The caller's line.
+    /// - Returns: The subscription: ``UpdateSubscription/cancel()`` or releasing it removes the observation
+    ///   (no request follows, even from an observer task Foundation has already started); it also ends when
+    ///   this context is released. Any thread.
+    public func requestUpdates<M: NotificationCenter.AsyncMessage>(
+        on messageType: M.Type, of subject: M.Subject? = nil, center: NotificationCenter = .default,
+        animated: Bool? = nil, file: StaticString = #fileID, line: UInt = #line
+    ) -> UpdateSubscription where M.Subject: AnyObject {
+        let link = storage.link
+        let site = RequestSite(file: file, line: line)
+        return MessageTrigger.start(link: link, center: center, cancelsOnRelease: true) { trigger in
+            center.addObserver(of: subject, for: messageType) { _ in
+                if trigger.isCancelled { return }
+                link.setNeedsUpdate(animated, site: site)
+            }
+        }
+    }
+
+    /// Makes this context refresh on a main-actor lifecycle message, as it does on the names of its
+    /// `refreshEvents`: a synchronous ``update(animated:file:line:)`` inside the post, on the main thread.
+    ///
+    /// With UIKit 26, `UIApplication.WillEnterForegroundMessage` is the typed face of
+    /// `UIApplication.willEnterForegroundNotification`, which the context already refreshes on by default:
+    /// to refresh on the message instead, create the context with `refreshEvents: []`.
+    ///
+    /// ```swift
+    /// import UIKit
+    /// import UpdateContext
+    ///
+    /// @MainActor final class FeedViewController: UIViewController, ViewUpdating {
+    ///     let updateContext = ViewUpdatingContext(refreshEvents: [])
+    ///
+    ///     override func viewDidLoad() {
+    ///         super.viewDidLoad()
+    ///         updateContext.refreshes(on: UIApplication.WillEnterForegroundMessage.self)
+    ///         startUpdatingView()
+    ///     }
+    ///
+    ///     func updateView(animated: Bool) {}
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - messageType: The lifecycle message type.
+    ///   - subject: Only messages posted for this subject (by identity); `nil` for every subject.
+    ///   - center: The center to observe.
+    /// - Returns: A subscription that lasts as long as the context (releasing it does not end it);
+    ///   ``UpdateSubscription/cancel()`` ends it earlier. Any thread.
+    @discardableResult
+    public func refreshes<M: NotificationCenter.MainActorMessage>(
+        on messageType: M.Type, of subject: M.Subject? = nil, center: NotificationCenter = .default
+    ) -> UpdateSubscription where M.Subject: AnyObject {
+        let link = storage.link
+        return MessageTrigger.start(link: link, center: center, cancelsOnRelease: false) { trigger in
+            center.addObserver(of: subject, for: messageType) { _ in
+                if trigger.isCancelled { return }
+                link.refresh()
+            }
+        }
+    }
+}
+
+/// One typed-message observation that requests updates: the runner of an ``UpdateSubscription``.
+/// Cancelling it (or cutting its link) removes the observation; its observer checks ``isCancelled`` first,
+/// so that no request follows a cancellation, even from an observer task Foundation started before it.
+@available(iOS 26, macOS 26, tvOS 26, watchOS 26, visionOS 26, *)
+private final class MessageTrigger: LinkedRunner, Sendable {
+    private struct State {
+        var token: NotificationCenter.ObservationToken?
+        var isCancelled = false
+    }
+
+    private let state = Locked(State())
+    private let center: NotificationCenter
+    private let link: UpdateLink
+    private let key: UInt64
+
+    private init(center: NotificationCenter, link: UpdateLink) {
+        self.center = center
+        self.link = link
+        key = link.reserveKey()
+    }
+
+    /// Observes with `observe` (given the trigger, whose cancellation the observer checks) and registers
+    /// the trigger with `link`, which cancels it when the context goes.
+    static func start(
+        link: UpdateLink, center: NotificationCenter, cancelsOnRelease: Bool,
+        observe: (MessageTrigger) -> NotificationCenter.ObservationToken
+    ) -> UpdateSubscription {
+        let trigger = MessageTrigger(center: center, link: link)
+        let token = observe(trigger)
+        let removeNow = trigger.state.withLock { state -> Bool in
+            if state.isCancelled { return true }
+            state.token = token
+            return false
+        }
+        if removeNow { center.removeObserver(token) }
+        link.register(trigger, key: trigger.key)
+        return UpdateSubscription(runner: trigger, link: link, cancelsOnRelease: cancelsOnRelease)
+    }
+
+    var isCancelled: Bool { state.withLock { $0.isCancelled } }
+
+    func cancel() {
+        let (first, token) = state.withLock { state -> (Bool, NotificationCenter.ObservationToken?) in
+            if state.isCancelled { return (false, nil) }
+            state.isCancelled = true
+            defer { state.token = nil }
+            return (true, state.token)
+        }
+        guard first else { return }
+        // Outside the lock: removal releases the observer block (and what it captured).
+        if let token { center.removeObserver(token) }
+        link.finished(key)
+    }
+}
+#endif

@@ -1,0 +1,148 @@
+import CoalescingTestSupport
+import Foundation
+import NotificationCoalescing
+import Observation
+import UpdateContext
+import XCTest
+
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+@Observable
+final class ObservedProfile: @unchecked Sendable {
+    // @unchecked Sendable: the tests mutate it from one thread at a time (the main thread, or one
+    // background thread they wait for).
+    var name = "Ada"
+    var bio = ""
+    var showsBio = false
+}
+
+/// A canonical-path object over an `@Observable` model: what `updateView` read, and how, per delivery.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+private final class ProfileView: ViewUpdating, @unchecked Sendable {
+    // @unchecked Sendable: touched on the main thread, or by another thread in a step the test waits for.
+    let updateContext: ViewUpdatingContext
+    let profile: ObservedProfile
+    @NeedsUpdate var badge = 0
+    var shown: [String] = []
+
+    init(scheduler: ManualScheduler, profile: ObservedProfile) {
+        updateContext = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+        self.profile = profile
+    }
+
+    func updateView(animated: Bool) {
+        var text = profile.showsBio ? "\(profile.name): \(profile.bio)" : profile.name
+        if badge != 0 { text += " #\(badge)" }
+        shown.append(text + (animated ? "/a" : "/n"))
+    }
+}
+
+/// Observation in `updateView(animated:)`: what the canonical path's render reads of an `@Observable`
+/// model is tracked (CONTRACT.md, "The canonical path"), checked by what each delivery showed.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+final class ViewUpdatingObservationTests: XCTestCase {
+    private var scheduler: ManualScheduler!
+    private var profile: ObservedProfile!
+    private var view: ProfileView!
+
+    override func setUp() {
+        scheduler = ManualScheduler()
+        profile = ObservedProfile()
+        view = ProfileView(scheduler: scheduler, profile: profile)
+    }
+
+    func testSeveralChangesInACycleMakeOneDeliveryShowingTheLast() {
+        view.startUpdatingView()
+        XCTAssertEqual(view.shown, ["Ada/n"])
+        profile.name = "Grace"
+        profile.name = "Barbara"
+        view.badge = 3  // and a @NeedsUpdate request: still one delivery
+        XCTAssertTrue(view.updateContext.isUpdatePending)
+        scheduler.turn()
+        XCTAssertEqual(view.shown, ["Ada/n", "Barbara #3/n"])
+        scheduler.turn()
+        XCTAssertEqual(view.shown.count, 2)
+    }
+
+    func testTrackingReArmsAfterEveryDelivery() {
+        view.startUpdatingView()
+        for i in 1...5 {
+            profile.name = "v\(i)"
+            XCTAssertTrue(view.updateContext.isUpdatePending, "re-armed by delivery \(i)")
+            scheduler.turn()
+        }
+        XCTAssertEqual(view.shown, ["Ada/n", "v1/n", "v2/n", "v3/n", "v4/n", "v5/n"])
+    }
+
+    func testOnlyWhatTheLastDeliveryReadIsTracked() {
+        view.startUpdatingView()
+        profile.bio = "not read"
+        XCTAssertFalse(view.updateContext.isUpdatePending, "bio was not read")
+        profile.showsBio = true
+        scheduler.turn()
+        profile.bio = "read now"
+        XCTAssertTrue(view.updateContext.isUpdatePending)
+        scheduler.turn()
+        XCTAssertEqual(view.shown.last, "Ada: read now/n")
+    }
+
+    func testAChangeOnAnotherThreadIsDeliveredAndTheViewEndsShowingIt() {
+        view.startUpdatingView()
+        let profile = UncheckedBox(profile!)
+        let done = DispatchSemaphore(value: 0)
+        onAnotherThread {
+            profile.value.name = "From afar"
+            done.signal()
+        }
+        done.wait()
+        XCTAssertTrue(view.updateContext.isUpdatePending)
+        scheduler.turn()
+        scheduler.turn()  // the follow-up a change on another thread earns (see onTrackedUpdate)
+        XCTAssertEqual(view.shown.last, "From afar/n")
+        XCTAssertLessThanOrEqual(view.shown.count, 3)
+    }
+
+    func testAChangeInsideWithUpdateAnimationAnimatesAfterFlushingThePendingNonAnimatedUpdate() {
+        view.startUpdatingView()
+        view.updateContext.setNeedsUpdate(animated: false)  // a non-animated update is pending
+        withUpdateAnimation(.easeOut(duration: 0.2)) { profile.name = "Animated" }
+        // The flush ran at the change's willSet: it showed the old value, not animated.
+        XCTAssertEqual(view.shown, ["Ada/n", "Ada/n"])
+        scheduler.turn()
+        XCTAssertEqual(view.shown, ["Ada/n", "Ada/n", "Animated/a"])
+    }
+
+    func testAChangeInsideWithUpdateAnimationAloneAnimates() {
+        view.startUpdatingView()
+        let completions = SendableLog()
+        var transaction = UpdateTransaction(animation: .default)
+        transaction.addCompletion { completions.append("\($0)") }
+        withUpdateTransaction(transaction) { profile.name = "Animated" }
+        scheduler.turn()
+        XCTAssertEqual(view.shown, ["Ada/n", "Animated/a"])
+        XCTAssertEqual(completions.entries.count, 1, "the change carried the transaction: told once")
+    }
+
+    func testTheOptOutTracksNothing() {
+        view.startUpdatingView(tracksObservation: false)
+        profile.name = "Untracked"
+        XCTAssertFalse(view.updateContext.isUpdatePending)
+        scheduler.turn()
+        XCTAssertEqual(view.shown, ["Ada/n"])
+        view.badge = 1  // the object's own requests still work
+        scheduler.turn()
+        XCTAssertEqual(view.shown, ["Ada/n", "Untracked #1/n"])
+    }
+
+    func testAReleasedObjectIsNotKeptAliveByTrackingAndAChangeAfterItRequestsNothingHarmful() {
+        weak var released: ProfileView?
+        do {
+            let view = ProfileView(scheduler: scheduler, profile: profile)
+            view.startUpdatingView()
+            released = view
+        }
+        self.view = nil
+        XCTAssertNil(released, "tracking keeps neither the object nor its context")
+        profile.name = "After"
+        XCTAssertEqual(scheduler.turn(), 0, "nothing to deliver")
+    }
+}
