@@ -27,6 +27,10 @@ public final class NotificationCoalescingContext: Sendable {
     /// Keeps the scheduler alive for as long as the context; the core (which the scheduler holds while
     /// work is pending) does not, so releasing the context frees both at once.
     private let retainedScheduler: CoalescingScheduler
+    /// The scheduler's ``CoalescingScheduler/isMainThreadScheduler``, read once: the inlined enqueue of a
+    /// main-actor message checks it without touching the scheduler (a shared scheduler's reference count
+    /// is contended, and often has a side table).
+    @usableFromInline let schedulerIsMainThreads: Bool
 
     /// The center notifications are posted through; observe it with the `observe` methods of this context.
     public var center: NotificationCenter { core.center }
@@ -74,6 +78,7 @@ public final class NotificationCoalescingContext: Sendable {
             label: DiagnosticLabel(label, file: file, line: line), center: center, scheduler: scheduler)
         registry = ObserverRegistry(center: center)
         retainedScheduler = scheduler
+        schedulerIsMainThreads = scheduler.isMainThreadScheduler
     }
 
     deinit {
@@ -150,12 +155,12 @@ public final class NotificationCoalescingContext: Sendable {
     /// The registrations of the `observe` methods (the typed-message forms live in another file).
     var observerRegistry: ObserverRegistry { registry }
 
-    /// What diagnostics call the context (the typed-message forms name it).
-    var diagnosticLabel: DiagnosticLabel { core.label }
-
-    /// Holds a typed message for a later turn (see `enqueue(_:subject:)`).
-    func enqueueHeld(_ message: HeldMessage) {
-        core.hold(message: message)
+    /// Holds a typed message for a later turn (see `enqueue(_:subject:)`, inlined into its caller, which
+    /// calls this). `post` comes back holding what it replaced (or a copy of itself), which the caller
+    /// releases: outside every lock.
+    @usableFromInline
+    func enqueueHeld(_ post: inout any MessagePosting, key: MessageKey, subject: AnyObject?) {
+        core.hold(message: &post, key: key, subject: subject)
     }
 
     /// How many notifications (and typed messages) are held for a later turn.

@@ -6,18 +6,23 @@ import Foundation
 // either kind of SDK, so the SDK's Foundation version decides, not the compiler's.
 #if compiler(>=6.2) && (!canImport(Darwin) || canImport(Foundation, _version: 3600))
 
-/// Posts a held main-actor message with Foundation's `post(_:subject:)`, on the main actor.
+/// Posts a held main-actor message with Foundation's `post(_:subject:)`, on the main actor. (Made by the
+/// inlined `enqueue`, in the caller's module: `@usableFromInline`.)
 @available(iOS 26, macOS 26, tvOS 26, watchOS 26, visionOS 26, *)
-private struct MainActorMessagePost<M: NotificationCenter.MainActorMessage>: MessagePosting
-where M.Subject: AnyObject {
+@usableFromInline
+struct MainActorMessagePost<M: NotificationCenter.MainActorMessage>: MessagePosting where M.Subject: AnyObject {
     let message: M
-    let subject: M.Subject?
-    let label: DiagnosticLabel
 
-    func post(to center: NotificationCenter) {
+    @usableFromInline
+    init(message: sending M) {
+        self.message = message
+    }
+
+    @usableFromInline
+    func post(to center: NotificationCenter, subject: AnyObject?) {
         guard ThreadIdentity.isMainThread else {
             Misuse.unrecoverable(
-                "NotificationCoalescingContext \"\(label.string)\" posts the main-actor message \(M.self) at a "
+                "A NotificationCoalescingContext posts the main-actor message \(M.self) at a "
                     + "turn off the main thread: a MainActorMessage is posted on the main actor. Give the context "
                     + "the main thread's scheduler (.mainRunLoop, .dispatchMain), or create and turn its "
                     + "ManualScheduler on the main thread (in Swift Testing, mark the test @MainActor)",
@@ -26,7 +31,8 @@ where M.Subject: AnyObject {
         // nonisolated(unsafe): the message was handed over with `sending` at the enqueue, and is held
         // until now, on the main thread, where `assumeIsolated` runs its body in place.
         nonisolated(unsafe) let message = message
-        nonisolated(unsafe) let subject = subject
+        // The subject the message was enqueued with, of its type (the queue keeps it as `AnyObject`).
+        nonisolated(unsafe) let subject = subject.map { unsafeDowncast($0, to: M.Subject.self) }
         MainActor.assumeIsolated {
             if let subject {
                 center.post(message, subject: subject)
@@ -36,24 +42,32 @@ where M.Subject: AnyObject {
         }
     }
 
+    @usableFromInline
     var typeName: String { String(reflecting: M.self) }
 }
 
 /// Posts a held async message with Foundation's `post(_:subject:)` (Foundation runs its observers on
 /// tasks of their own).
 @available(iOS 26, macOS 26, tvOS 26, watchOS 26, visionOS 26, *)
-private struct AsyncMessagePost<M: NotificationCenter.AsyncMessage>: MessagePosting where M.Subject: AnyObject {
+@usableFromInline
+struct AsyncMessagePost<M: NotificationCenter.AsyncMessage>: MessagePosting where M.Subject: AnyObject {
     let message: M
-    let subject: M.Subject?
 
-    func post(to center: NotificationCenter) {
-        if let subject {
+    @usableFromInline
+    init(message: M) {
+        self.message = message
+    }
+
+    @usableFromInline
+    func post(to center: NotificationCenter, subject: AnyObject?) {
+        if let subject = subject.map({ unsafeDowncast($0, to: M.Subject.self) }) {
             center.post(message, subject: subject)
         } else {
             center.post(message)
         }
     }
 
+    @usableFromInline
     var typeName: String { String(reflecting: M.self) }
 }
 
@@ -88,11 +102,14 @@ extension NotificationCoalescingContext {
     /// }
     /// ```
     ///
-    /// It follows the rules of an `.asap` notification with the default mask: it posts at the next turn of
-    /// the ``scheduler`` in the default mode, in the order of enqueues across notifications and messages (a
-    /// replaced message takes the place of the latest enqueue), never re-entrantly (an enqueue from inside an
-    /// observer posts at the next turn); a released context posts nothing and frees what it held. Memory
-    /// follows what is held, not how many enqueues there were.
+    /// It posts at the next turn of the ``scheduler`` in the default mode, as an `.asap` notification does,
+    /// in one first-in-first-out order with the notifications: a message's key takes its place at its first
+    /// enqueue since the last turn, and a later message of the key replaces it *in that place* (unlike a
+    /// notification, which moves to the end, as in Foundation's queue), so that an enqueue of a key already
+    /// pending costs one lookup and a swap. Never re-entrantly: an enqueue from inside an observer posts at the
+    /// next turn. A released context posts nothing and frees what it held. Memory follows what is held, one
+    /// message per key, not how many enqueues there were; a replaced message is released at once (outside
+    /// every lock: its deinit may use the context).
     ///
     /// - Parameters:
     ///   - message: The message, handed over to the turn that posts it (`sending`: it may be enqueued from
@@ -105,20 +122,25 @@ extension NotificationCoalescingContext {
     /// > Important: Any thread. The message is posted on the main actor, so the context's scheduler must be
     /// > the main thread's (``CoalescingScheduler/isMainThreadScheduler``); any other stops the program, in
     /// > every build, with a message naming this call. A ``ManualScheduler`` must be turned on the main thread.
+    // Inlinable: the caller's module knows the message's type, so an enqueue makes no runtime metadata
+    // lookup (the target is a twentieth of a post).
+    @inlinable
     public func enqueue<M: NotificationCenter.MainActorMessage>(
         _ message: sending M, subject: M.Subject? = nil, file: StaticString = #fileID, line: UInt = #line
     ) where M.Subject: AnyObject {
-        if !scheduler.isMainThreadScheduler {
-            Misuse.unrecoverable(
-                "NotificationCoalescingContext \"\(label)\".enqueue(_:subject:) of the main-actor message \(M.self) "
-                    + "needs a context whose scheduler is the main thread's (.mainRunLoop, .dispatchMain, a "
-                    + "ManualScheduler turned on the main thread); got \(type(of: scheduler))",
-                file: file, line: line)
-        }
-        enqueueHeld(
-            HeldMessage(
-                key: MessageKey(type: M.self, subject: subject),
-                post: MainActorMessagePost(message: message, subject: subject, label: diagnosticLabel)))
+        if !schedulerIsMainThreads { refuseMainActorMessage(M.self, file: file, line: line) }
+        var post: any MessagePosting = MainActorMessagePost(message: message)
+        enqueueHeld(&post, key: MessageKey(type: M.self, subject: subject), subject: subject)
+    }
+
+    /// Stops the program: a main-actor message enqueued on a context whose scheduler is not the main thread's.
+    @usableFromInline
+    func refuseMainActorMessage(_ type: Any.Type, file: StaticString, line: UInt) -> Never {
+        Misuse.unrecoverable(
+            "NotificationCoalescingContext \"\(label)\".enqueue(_:subject:) of the main-actor message \(type) "
+                + "needs a context whose scheduler is the main thread's (.mainRunLoop, .dispatchMain, a "
+                + "ManualScheduler turned on the main thread); got \(Swift.type(of: scheduler))",
+            file: file, line: line)
     }
 
     /// Holds an async message for the end of the cycle, coalesced with the others of its type and subject:
@@ -151,13 +173,12 @@ extension NotificationCoalescingContext {
     ///
     /// > Important: Any thread. The post happens at the turn, on the scheduler's thread; Foundation then
     /// > runs each observer on a task of its own.
+    @inlinable
     public func enqueue<M: NotificationCenter.AsyncMessage>(
         _ message: M, subject: M.Subject? = nil, file: StaticString = #fileID, line: UInt = #line
     ) where M.Subject: AnyObject {
-        enqueueHeld(
-            HeldMessage(
-                key: MessageKey(type: M.self, subject: subject),
-                post: AsyncMessagePost(message: message, subject: subject)))
+        var post: any MessagePosting = AsyncMessagePost(message: message)
+        enqueueHeld(&post, key: MessageKey(type: M.self, subject: subject), subject: subject)
     }
 
     /// Observes a main-actor message posted through this context's ``center`` (the coalesced posts of

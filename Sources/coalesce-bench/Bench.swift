@@ -23,6 +23,8 @@ struct Bench {
     /// A request carrying a transaction ÷ a plain request on the same dirty context, paired.
     var transactionRatio: Double?
     var enqueueCost: [Int: Double] = [:]
+    /// Foundation's `post(_:subject:)` of a typed message to one observer ÷ our enqueue of one already pending, paired.
+    var typedMessageAdvantage: Double?
     var source: (perTurn: SourceRun, perFrame: SourceRun, dispatch: SourceRun, observation: SourceRun)?
 
     init(config: Config, report: Report) {

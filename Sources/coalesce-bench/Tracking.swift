@@ -62,5 +62,72 @@ extension Bench {
                 oursDeliveries: "\(trackedDeliveries.value)/\(cycles) cycles",
                 note: String(format: "tracking costs %.0f ns per delivery over the plain updater", tracked - plain)))
         withExtendedLifetime((plainContext, trackedContext)) {}
+        trackedUpdateView(cycles: cycles)
+    }
+
+    /// The canonical path: a delivery of `updateView(animated:)` under Observation tracking (the change alone
+    /// requests it) beside one without (`tracksObservation: false`, the change requests explicitly), in turns.
+    private mutating func trackedUpdateView(cycles: Int) {
+        let tracked = BenchView()
+        tracked.startUpdatingView()
+        let untracked = BenchView()
+        untracked.startUpdatingView(tracksObservation: false)
+        tracked.deliveries = 0
+        untracked.deliveries = 0
+        var trackedSamples: [Double] = []
+        var untrackedSamples: [Double] = []
+        for _ in 0..<max(config.repetitions, 1) {
+            trackedSamples.append(
+                Double(
+                    timed {
+                        for _ in 0..<cycles {
+                            tracked.model.value &+= 1  // the tracked read asks for the update
+                            turnMainRunLoop()
+                        }
+                    }) / Double(cycles))
+            untrackedSamples.append(
+                Double(
+                    timed {
+                        for _ in 0..<cycles {
+                            untracked.model.value &+= 1
+                            untracked.setNeedsUpdate()
+                            turnMainRunLoop()
+                        }
+                    }) / Double(cycles))
+        }
+        let runs = max(config.repetitions, 1) * cycles
+        let exact =
+            tracked.deliveries == runs && untracked.deliveries == runs && tracked.shown == tracked.model.value
+            && untracked.shown == untracked.model.value
+        report.checks.append(
+            Check(
+                name: "updateView: one tracked delivery per changed cycle, showing the last value", passed: exact,
+                detail: "tracked \(tracked.deliveries), untracked \(untracked.deliveries), for \(runs) cycles"))
+        let ratio = pairedRatio(trackedSamples, untrackedSamples)
+        report.rows.append(
+            Row(
+                scenario: "updateView, untracked (per delivery, incl. cycle)", n: cycles, unit: "ns",
+                ours: middle(untrackedSamples), oursDeliveries: "\(untracked.deliveries)/\(runs) cycles",
+                note: "startUpdatingView(tracksObservation: false); the change requests explicitly"))
+        report.rows.append(
+            Row(
+                scenario: "updateView, tracked (per delivery, incl. cycle)", n: cycles, unit: "ns",
+                ours: middle(trackedSamples), oursDeliveries: "\(tracked.deliveries)/\(runs) cycles",
+                note: String(format: "%.2f× the untracked delivery; the change alone requests it", ratio)))
+    }
+}
+
+/// A canonical-path object over an `@Observable` model, for the tracked `updateView` figure.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+@MainActor
+final class BenchView: ViewUpdating {
+    let updateContext = ViewUpdatingContext(animated: false, scheduler: .mainRunLoop, refreshEvents: [])
+    let model = ObservedModel()
+    var deliveries = 0
+    var shown = 0
+
+    func updateView(animated: Bool) {
+        shown = model.value
+        deliveries += 1
     }
 }

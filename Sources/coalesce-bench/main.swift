@@ -27,7 +27,7 @@ if arguments.contains("--help") || arguments.contains("-h") {
           --json    print the report as JSON instead of the table
           --strict  also exit non-zero when a speed or memory target is not met
           --only    run one scenario: memory, dirty, transaction, diagnostics, burst, fan-out, mixed, tracking,
-                    cross-thread, fast-source, enqueue, seed
+                    typed-message, cross-thread, fast-source, enqueue, seed
           --svg     also write the charts as self-contained SVG into DIR (fan-out.svg, fast-source.svg)
         Exit status: 1 when any delivery check fails (or, with --strict, a target is missed); 2 on bad usage.
         """)
@@ -68,6 +68,7 @@ func run(arguments: Set<String>, only: String?, svgDirectory: String?) {
         ("fan-out", { $0.fanOutScenario() }),
         ("mixed", { $0.mixedFlags() }),
         ("tracking", { $0.tracking() }),
+        ("typed-message", { $0.typedMessagesIfAvailable() }),
         ("cross-thread", { $0.crossThread() }),
         ("fast-source", { $0.fastSource() }),
         ("enqueue", { $0.enqueueScaling() }),

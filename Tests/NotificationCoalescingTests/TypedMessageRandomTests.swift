@@ -49,6 +49,7 @@ final class TypedMessageRandomTests: XCTestCase {
         case pong(subject: Int?, id: Int)
     }
 
+    private static let privateMode = RunLoop.Mode("TypedMessageRandomTests.private")
     private static let subjects = [MessageSubject("0"), MessageSubject("1"), MessageSubject("2")]
     private static let masks: [NotificationQueue.NotificationCoalescing] = [
         [.onName, .onSender], .onName, .onSender, [],
@@ -64,17 +65,20 @@ final class TypedMessageRandomTests: XCTestCase {
     private static func perform(_ op: Op, on context: NotificationCoalescingContext) {
         switch op {
         case .note(let name, let sender, let mask, let idle, let id):
+            // `.d` waits for a turn in a private mode: a default turn keeps it (and its place).
             context.enqueue(
                 Notification(name: name, object: sender.map { subjects[$0] }, userInfo: ["id": id]),
                 postingStyle: idle ? .whenIdle : .asap,
-                coalesceMask: NotificationQueue.NotificationCoalescing(rawValue: mask))
+                coalesceMask: NotificationQueue.NotificationCoalescing(rawValue: mask),
+                forModes: name == .d ? [privateMode] : nil)
         case .ping(let subject, let id): context.enqueue(Ping(id), subject: subject.map { subjects[$0] })
         case .pong(let subject, let id): context.enqueue(Pong(value: id), subject: subject.map { subjects[$0] })
         }
     }
 
-    /// The reference model's enqueue: a notification replaces held notifications matching under its mask;
-    /// a message replaces the held message of its (type, subject); either goes to the end.
+    /// The reference model's enqueue: a notification replaces held notifications matching under its mask
+    /// and goes to the end; a message replaces the held message of its (type, subject) in its place, or
+    /// goes to the end when none is held.
     private static func hold(_ op: Op, into model: inout [Entry]) {
         let entry: Entry
         switch op {
@@ -89,12 +93,14 @@ final class TypedMessageRandomTests: XCTestCase {
             entry = Entry(kind: .note(name: name, sender: sender, idle: idle), id: id)
         case .ping(let subject, let id):
             entry = Entry(kind: .message(type: "Ping", subject: subject), id: id)
-            model.removeAll { $0.kind == entry.kind }
         case .pong(let subject, let id):
             entry = Entry(kind: .message(type: "Pong", subject: subject), id: id)
-            model.removeAll { $0.kind == entry.kind }
         }
-        model.append(entry)
+        if case .message = entry.kind, let place = model.firstIndex(where: { $0.kind == entry.kind }) {
+            model[place] = entry
+        } else {
+            model.append(entry)
+        }
     }
 
     private func randomOp(
@@ -120,6 +126,10 @@ final class TypedMessageRandomTests: XCTestCase {
         init(_ value: NotificationCoalescingContext) { self.value = value }
     }
 
+    private static func waitsForPrivateMode(_ entry: Entry) -> Bool {
+        if case .note(.d, _, _) = entry.kind { true } else { false }
+    }
+
     /// The reactions: an enqueue that an observer makes when the trigger notification `id` posts.
     private final class Reactions {
         var byTrigger: [Int: Op] = [:]
@@ -135,7 +145,7 @@ final class TypedMessageRandomTests: XCTestCase {
 
         func makeContext() -> NotificationCoalescingContext {
             let context = NotificationCoalescingContext(scheduler: scheduler)
-            for name in [Notification.Name.a, .b, .c] {
+            for name in [Notification.Name.a, .b, .c, .d] {
                 context.observe(name) { [unowned context] _, note in
                     let sender = (note.object as? MessageSubject).map { $0.name } ?? "-"
                     let id = note.userInfo!["id"] as! Int
@@ -163,7 +173,7 @@ final class TypedMessageRandomTests: XCTestCase {
             nextID += 1
             switch Int.random(in: 0..<100, using: &random) {
             case 0..<45:
-                let op = randomOp(names: [.a, .b], id: nextID, using: &random)
+                let op = randomOp(names: [.a, .b, .a, .b, .d], id: nextID, using: &random)
                 Self.perform(op, on: context)
                 Self.hold(op, into: &model)
             case 45..<55:
@@ -209,11 +219,22 @@ final class TypedMessageRandomTests: XCTestCase {
                 log.removeAll()
                 scheduler.turn()
                 XCTAssertEqual(log.entries, [], "seed \(seed) step \(step): a released context posted")
+            case 74..<80:
+                // A turn in the private mode: posts only what waits for it; the rest keeps its place.
+                log.removeAll()
+                let admitted = model.filter(Self.waitsForPrivateMode)
+                let asap = admitted.filter { if case .note(_, _, true) = $0.kind { false } else { true } }
+                let idle = admitted.filter { if case .note(_, _, true) = $0.kind { true } else { false } }
+                model.removeAll(where: Self.waitsForPrivateMode)
+                scheduler.turn(mode: Self.privateMode)
+                XCTAssertEqual(log.entries, (asap + idle).map(posted), "seed \(seed) step \(step): private turn")
+                XCTAssertEqual(context.pendingCount, model.count, "seed \(seed) step \(step): held")
             default:
                 log.removeAll()
-                let asap = model.filter { if case .note(_, _, true) = $0.kind { false } else { true } }
-                let idle = model.filter { if case .note(_, _, true) = $0.kind { true } else { false } }
-                model = []
+                let admitted = model.filter { !Self.waitsForPrivateMode($0) }
+                let asap = admitted.filter { if case .note(_, _, true) = $0.kind { false } else { true } }
+                let idle = admitted.filter { if case .note(_, _, true) = $0.kind { true } else { false } }
+                model.removeAll { !Self.waitsForPrivateMode($0) }
                 // Reactions fire as their triggers post, into the next turn's model.
                 for entry in asap + idle {
                     if case .note(.c, _, _) = entry.kind, let op = reactions.byTrigger[entry.id] {

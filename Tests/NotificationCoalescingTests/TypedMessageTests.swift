@@ -109,16 +109,16 @@ final class TypedMessageTests: XCTestCase {
         XCTAssertEqual(log.entries, ["Ping 5"], "one post, not one per turn")
     }
 
-    func testTypesAndSubjectsAreKeysOfTheirOwnInTheOrderOfTheLatestEnqueue() {
+    func testTypesAndSubjectsAreKeysOfTheirOwnInTheOrderOfTheirFirstEnqueue() {
         context.enqueue(Ping(1), subject: s1)
         context.enqueue(Ping(2), subject: s2)
         context.enqueue(Ping(3))  // no subject: a key of its own
         context.enqueue(Pong(value: 4), subject: s1)
-        context.enqueue(Ping(5), subject: s1)  // replaces Ping 1 and takes the end, as a notification does
+        context.enqueue(Ping(5), subject: s1)  // replaces Ping 1 in its place
         context.enqueue(Ping(6))
         XCTAssertEqual(context.pendingCount, 4)
         scheduler.turn()
-        XCTAssertEqual(log.entries, ["Ping 2", "Pong 4", "Ping 5", "Ping 6"])
+        XCTAssertEqual(log.entries, ["Ping 5", "Ping 2", "Ping 6", "Pong 4"])
     }
 
     func testMessagesAndNotificationsShareOneFIFOAndNeverCoalesceWithEachOther() {
@@ -143,7 +143,8 @@ final class TypedMessageTests: XCTestCase {
         context.enqueue(Ping(2), subject: s1)
         context.enqueue(Notification(name: .a, object: nil, userInfo: ["v": 2]))
         scheduler.turn()
-        XCTAssertEqual(log.entries, ["b", "Ping 2", "a 2"])
+        // The notification `a` takes the end (Foundation's rule); the message keeps its first place.
+        XCTAssertEqual(log.entries, ["Ping 2", "b", "a 2"])
     }
 
     func testEnqueuesFromOtherThreadsPostOncePerKeyOnTheMainThread() {

@@ -84,18 +84,19 @@ final class CoalescingCore: TurnClient, Sendable {
     }
 
     /// Holds a typed message for a later turn, in the default mode, replacing the one held for its
-    /// (type, subject). The path of an enqueue that is already pending: one lock, one hash of two words.
-    func hold(message: HeldMessage) {
+    /// (type, subject) in place. The path of an enqueue that is already pending: one lock, one hash of two
+    /// words, a swap.
+    func hold(message post: inout any MessagePosting, key: MessageKey, subject: AnyObject?) {
         enum Ask { case nothing, schedule, turnOnly }
-        // What coalescing replaces (the user's message and subject) is released after the lock.
-        var replaced: PendingNotification?
+        // What coalescing replaces (the user's message) comes back in `post`, released by the caller, after
+        // the lock.
         let ask = state.withLock { state -> Ask in
             if state.isCancelled { return .nothing }
-            replaced = state.queue.appendMessage(
+            state.queue.holdMessage(&post, key: key, subject: subject) {
                 PendingNotification(
-                    notification: Notification(name: Self.messagePlaceholder), style: .asap, modes: Self.defaultModes,
-                    sender: .none,
-                    message: message))
+                    notification: Notification(name: Self.messagePlaceholder), style: .asap,
+                    modes: Self.defaultModes, sender: .none, messageKey: key)
+            }
             if !state.isQueued {
                 state.isQueued = true
                 return .schedule
@@ -106,7 +107,6 @@ final class CoalescingCore: TurnClient, Sendable {
             }
             return .nothing
         }
-        _ = replaced  // released here, outside the lock
         switch ask {
         case .nothing: break
         case .schedule: scheduler.schedule(self)
@@ -142,7 +142,7 @@ final class CoalescingCore: TurnClient, Sendable {
             // A context released (on another thread) while this batch posts stops posting at once.
             if state.withLock({ $0.isCancelled }) { return nil }
             if let message = pending.message {
-                message.post.post(to: center)
+                message.post.post(to: center, subject: message.subject)
             } else {
                 center.post(pending.notification)
             }

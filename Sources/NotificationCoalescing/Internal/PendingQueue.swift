@@ -28,56 +28,56 @@ package enum PendingStyle: Sendable {
     case whenIdle
 }
 
-/// One held notification, or one held typed message (``message`` is then set, and ``notification`` only
-/// stands in for it).
+/// One held notification, or the place of one held typed message in the FIFO (``messageKey`` is then set,
+/// and ``notification`` only stands in for it). What a turn takes out carries the message itself
+/// (``message``); the queue keeps it by key, so that a newer one replaces it in place.
 package struct PendingNotification {
     package let notification: Notification
     package let style: PendingStyle
     package let modes: [RunLoop.Mode]
     package let sender: SenderKey
-    /// A typed message: what posts it, and the (type, subject) it coalesces under.
-    package let message: HeldMessage?
+    /// The (type, subject) of a typed message.
+    package let messageKey: MessageKey?
+    /// What posts the typed message, and its subject: set only in what ``PendingQueue/take(where:)`` returns.
+    package var message: (post: any MessagePosting, subject: AnyObject?)?
 
     package init(
         notification: Notification, style: PendingStyle, modes: [RunLoop.Mode], sender: SenderKey,
-        message: HeldMessage? = nil
+        messageKey: MessageKey? = nil
     ) {
         self.notification = notification
         self.style = style
         self.modes = modes
         self.sender = sender
-        self.message = message
-    }
-}
-
-/// A held typed message (Foundation's `NotificationCenter.MainActorMessage` or `AsyncMessage`): the key it
-/// coalesces under and what posts it.
-package struct HeldMessage {
-    package let key: MessageKey
-    package let post: any MessagePosting
-
-    package init(key: MessageKey, post: any MessagePosting) {
-        self.key = key
-        self.post = post
+        self.messageKey = messageKey
     }
 }
 
 /// What a typed message coalesces under: its type and its subject, by identity (`nil`: no subject).
+/// (`@usableFromInline`: the public `enqueue` of a typed message is inlined into the caller, so that the
+/// message's type is known there and an enqueue makes no runtime metadata lookup.)
+@usableFromInline
 package struct MessageKey: Hashable, Sendable {
     package let type: ObjectIdentifier
     package let subject: ObjectIdentifier?
 
+    @usableFromInline
     package init(type: Any.Type, subject: AnyObject?) {
         self.type = ObjectIdentifier(type)
-        self.subject = subject.map(ObjectIdentifier.init)
+        // Not `subject.map(ObjectIdentifier.init)`: no retain of the subject (see ``MessagePosting``).
+        if let subject { self.subject = ObjectIdentifier(subject) } else { self.subject = nil }
     }
 }
 
 /// Posts one held typed message through a center with Foundation's own `post(_:subject:)`. Its
-/// conformers keep the message and the subject (which keeps the subject's identity valid while held).
+/// conformers keep the message; the queue keeps the subject, once per key (which keeps the subject's
+/// identity valid while held, and spares an enqueue of a pending key a retain of it: a subject that
+/// Foundation observes has a side table, where a retain costs several times more).
+@usableFromInline
 package protocol MessagePosting {
-    /// Posts the message; called on the scheduler's thread, outside every lock of the package.
-    func post(to center: NotificationCenter)
+    /// Posts the message for `subject` (the one it was enqueued with, of its `Subject` type); called on the
+    /// scheduler's thread, outside every lock of the package.
+    func post(to center: NotificationCenter, subject: AnyObject?)
     /// The message's type, for diagnostics.
     var typeName: String { get }
 }
@@ -96,9 +96,10 @@ package protocol MessagePosting {
 /// The (name, sender) index serves the default mask and always exists. The name-only and sender-only
 /// indexes are built the first time a mask needs them, so the default path maintains one dictionary.
 ///
-/// Typed messages share the slots (one FIFO across notifications and messages) but have an index of their
-/// own, by (type, subject), with one position per key: a message replaces only a message of its own key,
-/// and no notification's mask ever matches a message.
+/// Typed messages share the slots (one FIFO across notifications and messages) but are kept by an index of
+/// their own, by (type, subject): a message replaces only the message of its own key, in place (it keeps
+/// the place of the first enqueue of its key since the last turn; an enqueue of a key already held
+/// touches no slot), and no notification's mask ever matches a message.
 package struct PendingQueue {
     private struct NameAndSender: Hashable {
         let name: Notification.Name
@@ -109,7 +110,20 @@ package struct PendingQueue {
     private var byNameAndSender: [NameAndSender: [Int]] = [:]
     private var byName: [Notification.Name: [Int]]?
     private var bySender: [SenderKey: [Int]]?
+    /// The held typed messages by key: their slot, and what posts them (the latest enqueued).
+    /// The held typed messages (one per key, in no particular order) and their index by key.
+    private var messages: [HeldMessage] = []
     private var byMessage: [MessageKey: Int] = [:]
+    /// The key of the last message held or replaced, and its place in `messages`: a burst of one key skips
+    /// the hash.
+    private var lastMessage: (key: MessageKey, index: Int)?
+
+    private struct HeldMessage {
+        var post: any MessagePosting
+        /// Kept with the first message of the key; a replacement brings the same one.
+        let subject: AnyObject?
+        let key: MessageKey
+    }
 
     /// How many notifications are held.
     package private(set) var count = 0
@@ -162,7 +176,7 @@ package struct PendingQueue {
         guard let positions else { return 0 }
         var count = 0
         for position in positions {
-            guard let pending = slots[position], pending.message == nil else { continue }
+            guard let pending = slots[position], pending.messageKey == nil else { continue }
             removed.append(pending)
             slots[position] = nil
             count += 1
@@ -184,38 +198,58 @@ package struct PendingQueue {
     /// type's name.
     package var names: [Notification.Name] {
         slots.compactMap { slot in
-            slot.map { $0.message.map { Notification.Name($0.post.typeName) } ?? $0.notification.name }
+            slot.map { pending in
+                pending.messageKey.flatMap { byMessage[$0] }.map { Notification.Name(messages[$0].post.typeName) }
+                    ?? pending.notification.name
+            }
         }
     }
 
-    /// Holds the typed message `pending` after everything held so far, replacing the one held for its key
-    /// (returned, so that the caller releases it, and the user's values it holds, outside its lock).
-    package mutating func appendMessage(_ pending: PendingNotification) -> PendingNotification? {
-        guard let key = pending.message?.key else { preconditionFailure("appendMessage takes a message") }
-        let position = slots.count
-        var replaced: PendingNotification?
-        if let index = byMessage.index(forKey: key) {
-            let old = byMessage.values[index]
-            replaced = slots[old]
-            slots[old] = nil
-            count -= 1
-            byMessage.values[index] = position
-        } else {
-            byMessage[key] = position
+    /// Holds the typed message `post` under `key`: in place of the one held for the key, which it then
+    /// hands back in `post` (so that the caller releases it, and the user's values it holds, outside its
+    /// lock; nothing is copied), or after everything held so far. `slot` makes the slot of a new key.
+    package mutating func holdMessage(
+        _ post: inout any MessagePosting, key: MessageKey, subject: AnyObject?, slot: () -> PendingNotification
+    ) {
+        if let last = lastMessage, last.key == key {
+            swap(&post, &messages[last.index].post)
+            return
         }
-        slots.append(pending)
+        if let index = byMessage[key] {
+            lastMessage = (key, index)
+            swap(&post, &messages[index].post)
+            return
+        }
+        byMessage[key] = messages.count
+        lastMessage = (key, messages.count)
+        messages.append(HeldMessage(post: post, subject: subject, key: key))
+        slots.append(slot())
         count += 1
-        if slots.count >= Self.compactionThreshold && slots.count > 2 * count { compact() }
-        return replaced
+    }
+
+    /// Takes the message held for `key` out (for a turn that posts it).
+    private mutating func takeMessage(_ key: MessageKey) -> (post: any MessagePosting, subject: AnyObject?)? {
+        guard let index = byMessage.removeValue(forKey: key) else { return nil }
+        lastMessage = nil
+        let taken = messages[index]
+        // The last entry takes the emptied place, so that `messages` stays dense.
+        let last = messages.removeLast()
+        if index < messages.count {
+            messages[index] = last
+            byMessage[last.key] = index
+        }
+        return (taken.post, taken.subject)
     }
 
     /// Holds `pending` after everything held so far.
     package mutating func append(_ pending: PendingNotification) {
-        if pending.message != nil {
-            _ = appendMessage(pending)
+        let position = slots.count
+        if pending.messageKey != nil {
+            // A held message's slot moving (compaction, a turn that keeps it): its entry stays by key.
+            slots.append(pending)
+            count += 1
             return
         }
-        let position = slots.count
         slots.append(pending)
         count += 1
         byNameAndSender[NameAndSender(name: pending.notification.name, sender: pending.sender), default: []]
@@ -239,7 +273,6 @@ package struct PendingQueue {
         slots = []
         slots.reserveCapacity(held.count * 2)
         byNameAndSender = [:]
-        byMessage = [:]
         byName = hadName ? [:] : nil
         bySender = hadSender ? [:] : nil
         count = 0
@@ -254,27 +287,34 @@ package struct PendingQueue {
         var idle: [PendingNotification] = []
         var kept: [PendingNotification] = []
         asap.reserveCapacity(count)
-        for case let pending? in slots {
+        for case var pending? in slots {
             if !admits(pending) {
                 kept.append(pending)
-            } else if pending.style == .asap {
+                continue
+            }
+            if let key = pending.messageKey { pending.message = takeMessage(key) }
+            if pending.style == .asap {
                 asap.append(pending)
             } else {
                 idle.append(pending)
             }
         }
-        removeAll()
+        removeAll(keepingMessages: true)
         for pending in kept { append(pending) }
         asap.append(contentsOf: idle)
         return asap
     }
 
-    /// Drops everything.
-    package mutating func removeAll() {
+    /// Drops everything (but the messages' entries, when a turn re-appends the slots it keeps).
+    package mutating func removeAll(keepingMessages: Bool = false) {
         let keepCapacity = slots.count <= 1_024
         slots.removeAll(keepingCapacity: keepCapacity)
         byNameAndSender.removeAll(keepingCapacity: keepCapacity)
-        byMessage.removeAll(keepingCapacity: keepCapacity)
+        if !keepingMessages {
+            messages.removeAll(keepingCapacity: keepCapacity)
+            byMessage.removeAll(keepingCapacity: keepCapacity)
+            lastMessage = nil
+        }
         byName = nil
         bySender = nil
         count = 0
@@ -283,7 +323,7 @@ package struct PendingQueue {
     private func buildIndex<Key: Hashable>(_ key: (PendingNotification) -> Key) -> [Key: [Int]] {
         var index: [Key: [Int]] = [:]
         for (position, pending) in slots.enumerated() {
-            if let pending, pending.message == nil { index[key(pending), default: []].append(position) }
+            if let pending, pending.messageKey == nil { index[key(pending), default: []].append(position) }
         }
         return index
     }
