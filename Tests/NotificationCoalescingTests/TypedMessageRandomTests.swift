@@ -58,7 +58,7 @@ final class TypedMessageRandomTests: XCTestCase {
     func testRandomEnqueuesOfMessagesAndNotificationsAgreeWithTheReferenceModel() {
         for seed in 1...150 {
             run(seed: UInt64(seed), steps: 200)
-            if (testRun?.failureCount ?? 0) > 0 { return }
+            if failed { return }
         }
     }
 
@@ -124,6 +124,17 @@ final class TypedMessageRandomTests: XCTestCase {
     private struct WeakContext: Sendable {
         weak var value: NotificationCoalescingContext?
         init(_ value: NotificationCoalescingContext) { self.value = value }
+    }
+
+    /// Whether a check failed (a seeded run stops at its first failure, which names its seed and step).
+    private var failed = false
+
+    private func expectEqual<T: Equatable>(
+        _ actual: T, _ expected: T, _ message: String, file: StaticString = #filePath, line: UInt = #line
+    ) {
+        guard actual != expected else { return }
+        failed = true
+        XCTFail("\(message): \(actual) is not \(expected)", file: file, line: line)
     }
 
     private static func waitsForPrivateMode(_ entry: Entry) -> Bool {
@@ -200,7 +211,7 @@ final class TypedMessageRandomTests: XCTestCase {
                 context.enqueue(
                     Notification(name: name, object: sender.map { Self.subjects[$0] }, userInfo: ["id": nextID]),
                     postingStyle: .now, coalesceMask: mask)
-                XCTAssertEqual(log.entries, [posted(entry)], "seed \(seed) step \(step): .now")
+                expectEqual(log.entries, [posted(entry)], "seed \(seed) step \(step): .now")
             case 62..<70:
                 // A trigger whose observer enqueues from inside the post.
                 let trigger = Op.note(
@@ -218,7 +229,7 @@ final class TypedMessageRandomTests: XCTestCase {
                 reactions.byTrigger.removeAll()
                 log.removeAll()
                 scheduler.turn()
-                XCTAssertEqual(log.entries, [], "seed \(seed) step \(step): a released context posted")
+                expectEqual(log.entries, [], "seed \(seed) step \(step): a released context posted")
             case 74..<80:
                 // A turn in the private mode: posts only what waits for it; the rest keeps its place.
                 log.removeAll()
@@ -227,8 +238,8 @@ final class TypedMessageRandomTests: XCTestCase {
                 let idle = admitted.filter { if case .note(_, _, true) = $0.kind { true } else { false } }
                 model.removeAll(where: Self.waitsForPrivateMode)
                 scheduler.turn(mode: Self.privateMode)
-                XCTAssertEqual(log.entries, (asap + idle).map(posted), "seed \(seed) step \(step): private turn")
-                XCTAssertEqual(context.pendingCount, model.count, "seed \(seed) step \(step): held")
+                expectEqual(log.entries, (asap + idle).map(posted), "seed \(seed) step \(step): private turn")
+                expectEqual(context.pendingCount, model.count, "seed \(seed) step \(step): held")
             default:
                 log.removeAll()
                 let admitted = model.filter { !Self.waitsForPrivateMode($0) }
@@ -242,11 +253,11 @@ final class TypedMessageRandomTests: XCTestCase {
                     }
                 }
                 scheduler.turn()
-                XCTAssertEqual(log.entries, (asap + idle).map(posted), "seed \(seed) step \(step): turn")
+                expectEqual(log.entries, (asap + idle).map(posted), "seed \(seed) step \(step): turn")
                 // A trigger coalesced away never posted: its reaction never happens.
                 reactions.byTrigger = reactions.byTrigger.filter { key, _ in model.contains { $0.id == key } }
-                XCTAssertEqual(context.pendingCount, model.count, "seed \(seed) step \(step): held")
-                if (testRun?.failureCount ?? 0) > 0 { return }
+                expectEqual(context.pendingCount, model.count, "seed \(seed) step \(step): held")
+                if failed { return }
             }
         }
     }

@@ -100,7 +100,8 @@ extension ViewUpdatingContext {
     /// import UIKit
     /// import UpdateContext
     ///
-    /// @MainActor final class FeedViewController: UIViewController, ViewUpdating {
+    /// @available(iOS 26, *)
+    /// final class FeedViewController: UIViewController, ViewUpdating {
     ///     let updateContext = ViewUpdatingContext(refreshEvents: [])
     ///
     ///     override func viewDidLoad() {
