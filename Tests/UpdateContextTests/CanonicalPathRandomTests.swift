@@ -1,22 +1,33 @@
 import CoalescingTestSupport
 import Foundation
 import NotificationCoalescing
+import Observation
 import XCTest
 
 @testable import UpdateContext
+
+/// The `@Observable` state a random probe's `updateView` reads (tracked by `startUpdatingView()`).
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+@Observable
+final class TrackedValue {
+    var value = 0
+}
 
 /// The canonical path as an app drives it, at random, checked after every step against a model of what
 /// each delivery must *show* — the values `updateView` read, not only its flag — and of when each
 /// transaction's completion runs: `@NeedsUpdate` properties with each flag, state changed through the
 /// closure form, `StateUpdatingContext.modify` (plain, in scopes, with a transaction), scopes with and
 /// without an animation, `Task`s created in scopes, `update()`, turns, and releases of the owner at random
-/// points (between steps, inside a delivery — the early flush included — and on another thread).
+/// points (between steps, inside a delivery — the early flush included — and on another thread), and
+/// changes to an `@Observable` model that `updateView` reads (tracked: the first change after a delivery
+/// requests, in its scope; later ones before the next delivery are shown by it without requesting).
 ///
 /// The model: `ReferenceRules` (CONTRACT.md's table) decides the deliveries; a delivery shows the values as
 /// they are when it is made, so the early flush of an animated change shows the values before it; a
 /// scope's completion runs once, when its last request was absorbed by a delivery (and the scope ended),
 /// told `released` when an owner went with one of its requests pending, and `nothing shown` when the
 /// scope requested nothing. `RANDOM_SEED=… swift test --filter CanonicalPathRandomTests` replays a seed.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 final class CanonicalPathRandomTests: XCTestCase {
     /// A controller on the canonical path.
     final class Probe: ViewUpdating, @unchecked Sendable {
@@ -27,6 +38,7 @@ final class CanonicalPathRandomTests: XCTestCase {
         @NeedsUpdate(animated: false) var quiet = 0
         @NeedsUpdate(animated: true) var lively = 0
         var hidden = 0
+        let model = TrackedValue()
         var shown: [String] = []
         var animations: [String?] = []
         var onDelivery: (() -> Void)?
@@ -38,7 +50,7 @@ final class CanonicalPathRandomTests: XCTestCase {
             id = Counter.nextID
         }
 
-        var values: String { "\(plain),\(quiet),\(lively),\(hidden)" }
+        var values: String { "\(plain),\(quiet),\(lively),\(hidden),\(model.value)" }
 
         func updateView(animated: Bool) {
             shown.append("\(values)\(animated ? "a" : "n")")
@@ -85,7 +97,9 @@ final class CanonicalPathRandomTests: XCTestCase {
         var probe: Probe?
         var stateProbe: StateProbe?
         var rules = ReferenceRules(defaultAnimated: false)
-        var values = [0, 0, 0, 0]  // plain, quiet, lively, hidden; or the state in [0]
+        var values = [0, 0, 0, 0, 0]  // plain, quiet, lively, hidden, model; or the state in [0]
+        /// Whether the probe's tracking is armed: by every delivery; a reported change disarms it.
+        var armed = true
         var expectedShown: [String] = []
         /// StateUpdatingContext renders only a changed state (or a forced delivery).
         var lastRendered: Int?
@@ -195,7 +209,7 @@ final class CanonicalPathRandomTests: XCTestCase {
                     subject.subscription = (CompletionRenewal(transaction), nextSubscription, animation)
                     nextSubscription += 1
                 }
-                subject.expectedShown.append("0,0,0,0n")
+                subject.expectedShown.append("0,0,0,0,0n")
                 modelCounter += 1
                 probe.onDelivery = { [unowned subject] in
                     if subject.releaseInside { subject.probe = nil }
@@ -220,6 +234,7 @@ final class CanonicalPathRandomTests: XCTestCase {
                 }
             } else {
                 subject.expectedShown.append("\(subject.valueText)\(animated ? "a" : "n")")
+                subject.armed = true  // the delivery read the model under tracking
                 modelCounter += 1
             }
             let absorbed = subject.pendingScopes
@@ -305,7 +320,7 @@ final class CanonicalPathRandomTests: XCTestCase {
         func change(_ subject: Subject, scope: Scope?, nestedAnimation: UpdateAnimation?? = nil) {
             let value = nextValue
             nextValue += 1
-            let route = Int.random(in: 0..<4, using: &random)
+            let route = Int.random(in: 0..<5, using: &random)
             // In a nested scope the innermost animation (even none) wins; the completion is the outer one's.
             let scoped: String?? = scope.map { s in (nestedAnimation ?? s.animation).map(Self.label) }
             guard subject.isAlive else { return }  // released inside a delivery earlier in this step
@@ -322,6 +337,22 @@ final class CanonicalPathRandomTests: XCTestCase {
                 return
             }
             let probe = subject.probe!
+            if route == 4 {
+                // A change to the tracked model: Observation reports it (at its willSet, before the store)
+                // only if a delivery armed the tracking since the last report.
+                log.append("\(subject.id).model=\(value)\(subject.armed ? "" : " (unreported)")\(scope.map { " in s\($0.id)" } ?? "")")
+                if subject.armed {
+                    subject.armed = false
+                    let (effective, transaction) = Self.effective(nil, scoped)
+                    modelRequest(subject, flag: effective, transaction: transaction, scope: scope, holdsFirst: true) {
+                        subject.values[4] = value
+                    }
+                } else {
+                    subject.values[4] = value
+                }
+                probe.model.value = value
+                return
+            }
             let index = route
             let flag: Bool?
             switch route {

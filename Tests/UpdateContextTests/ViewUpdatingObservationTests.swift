@@ -122,6 +122,29 @@ final class ViewUpdatingObservationTests: XCTestCase {
         XCTAssertEqual(completions.entries.count, 1, "the change carried the transaction: told once")
     }
 
+    /// Observation reports one change per tracking: a later change in the same cycle, inside an animation
+    /// scope, is shown by the pending delivery but does not make it animated (the documented limit; a
+    /// request made with it does).
+    func testOnlyTheFirstChangeAfterADeliveryRequestsLaterOnesAreShownWithoutRequesting() {
+        view.startUpdatingView()
+        profile.name = "First"
+        let completions = SendableLog()
+        var transaction = UpdateTransaction(animation: .default)
+        transaction.addCompletion { completions.append("\($0)") }
+        withUpdateTransaction(transaction) { profile.name = "Second" }
+        scheduler.turn()
+        XCTAssertEqual(view.shown, ["Ada/n", "Second/n"])
+        XCTAssertEqual(completions.entries, ["dropped(UpdateContext.UpdateCompletion.DropReason.noUpdaters)"])
+        // Requested with it, the later change animates (a tracked change requests with no flag, which an
+        // animated request joins: the rules flush first only after an explicit `false`).
+        profile.name = "Third"
+        withUpdateAnimation {
+            view.setNeedsUpdate(animated: true) { profile.name = "Fourth" }
+        }
+        scheduler.turn()
+        XCTAssertEqual(view.shown, ["Ada/n", "Second/n", "Fourth/a"])
+    }
+
     func testTheOptOutTracksNothing() {
         view.startUpdatingView(tracksObservation: false)
         profile.name = "Untracked"

@@ -78,6 +78,13 @@ extension ViewUpdating {
     /// tracked. Pass `tracksObservation: false` to track nothing (the object's own ``NeedsUpdate``
     /// properties and requests still work as always).
     ///
+    /// Observation reports one change per tracking: the *first* change after a delivery requests the update,
+    /// with the transaction current then. Later changes before that delivery are shown by it, but request
+    /// nothing themselves: a later change inside `withUpdateAnimation` does not make the pending update
+    /// animated, and its scope's completion is told `.dropped(.noUpdaters)` if nothing else of the scope
+    /// requested. Where such a change must animate, request it too (`setNeedsUpdate(animated: true)` before
+    /// the change, or a ``NeedsUpdate`` property), as UIKit 26 asks `.flushUpdates` for.
+    ///
     /// ```swift
     /// import Observation
     /// import UpdateContext
