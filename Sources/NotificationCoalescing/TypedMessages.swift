@@ -121,7 +121,8 @@ extension NotificationCoalescingContext {
     ///
     /// > Important: Any thread. The message is posted on the main actor, so the context's scheduler must be
     /// > the main thread's (``CoalescingScheduler/isMainThreadScheduler``); any other stops the program, in
-    /// > every build, with a message naming this call. A ``ManualScheduler`` must be turned on the main thread.
+    /// > every build, with a message naming this call. A ``ManualScheduler`` must be turned on the main thread:
+    /// > a turn on another thread that would post a main-actor message stops the program there, saying so.
     // Inlinable: the caller's module knows the message's type, so an enqueue makes no runtime metadata
     // lookup (the target is a twentieth of a post).
     @inlinable

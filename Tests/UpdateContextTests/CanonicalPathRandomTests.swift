@@ -19,8 +19,9 @@ final class TrackedValue {
 /// closure form, `StateUpdatingContext.modify` (plain, in scopes, with a transaction), scopes with and
 /// without an animation, `Task`s created in scopes, `update()`, turns, and releases of the owner at random
 /// points (between steps, inside a delivery — the early flush included — and on another thread), and
-/// changes to an `@Observable` model that `updateView` reads (tracked: the first change after a delivery
-/// requests, in its scope; later ones before the next delivery are shown by it without requesting).
+/// changes to an `@Observable` model that `updateView` reads on one branch of state Observation does not
+/// see (tracked: the first change after a delivery that read it requests, in its scope; later ones before
+/// the next delivery, or after one that did not read it, request nothing).
 ///
 /// The model: `ReferenceRules` (CONTRACT.md's table) decides the deliveries; a delivery shows the values as
 /// they are when it is made, so the early flush of an animated change shows the values before it; a
@@ -50,7 +51,8 @@ final class CanonicalPathRandomTests: XCTestCase {
             id = Counter.nextID
         }
 
-        var values: String { "\(plain),\(quiet),\(lively),\(hidden),\(model.value)" }
+        /// The model is read only while `hidden` is even: a branch on state Observation does not see.
+        var values: String { "\(plain),\(quiet),\(lively),\(hidden),\(hidden % 2 == 0 ? "\(model.value)" : "-")" }
 
         func updateView(animated: Bool) {
             shown.append("\(values)\(animated ? "a" : "n")")
@@ -119,7 +121,11 @@ final class CanonicalPathRandomTests: XCTestCase {
         var isState: Bool { stateProbe != nil }
         var isAlive: Bool { probe != nil || stateProbe != nil }
         var shown: [String] { probe?.shown ?? stateProbe?.shown ?? [] }
-        var valueText: String { isState ? "\(values[0])" : values.map(String.init).joined(separator: ",") }
+        var valueText: String {
+            if isState { return "\(values[0])" }
+            let model = values[3] % 2 == 0 ? "\(values[4])" : "-"
+            return values[0..<4].map(String.init).joined(separator: ",") + ",\(model)"
+        }
     }
 
     /// A scope (or a transaction given to one request) with a completion.
@@ -234,7 +240,8 @@ final class CanonicalPathRandomTests: XCTestCase {
                 }
             } else {
                 subject.expectedShown.append("\(subject.valueText)\(animated ? "a" : "n")")
-                subject.armed = true  // the delivery read the model under tracking
+                // The delivery tracked what it read: the model, on the even branch only.
+                subject.armed = subject.values[3] % 2 == 0
                 modelCounter += 1
             }
             let absorbed = subject.pendingScopes
@@ -340,7 +347,9 @@ final class CanonicalPathRandomTests: XCTestCase {
             if route == 4 {
                 // A change to the tracked model: Observation reports it (at its willSet, before the store)
                 // only if a delivery armed the tracking since the last report.
-                log.append("\(subject.id).model=\(value)\(subject.armed ? "" : " (unreported)")\(scope.map { " in s\($0.id)" } ?? "")")
+                log.append(
+                    "\(subject.id).model=\(value)\(subject.armed ? "" : " (unreported)")\(scope.map { " in s\($0.id)" } ?? "")"
+                )
                 if subject.armed {
                     subject.armed = false
                     let (effective, transaction) = Self.effective(nil, scoped)

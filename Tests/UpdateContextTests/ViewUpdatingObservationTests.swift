@@ -22,6 +22,8 @@ private final class ProfileView: ViewUpdating, @unchecked Sendable {
     let updateContext: ViewUpdatingContext
     let profile: ObservedProfile
     @NeedsUpdate var badge = 0
+    /// Not observable: hides the bio whatever the model says.
+    var hidesBio = false
     var shown: [String] = []
 
     init(scheduler: ManualScheduler, profile: ObservedProfile) {
@@ -30,7 +32,7 @@ private final class ProfileView: ViewUpdating, @unchecked Sendable {
     }
 
     func updateView(animated: Bool) {
-        var text = profile.showsBio ? "\(profile.name): \(profile.bio)" : profile.name
+        var text = profile.showsBio && !hidesBio ? "\(profile.name): \(profile.bio)" : profile.name
         if badge != 0 { text += " #\(badge)" }
         shown.append(text + (animated ? "/a" : "/n"))
     }
@@ -143,6 +145,78 @@ final class ViewUpdatingObservationTests: XCTestCase {
         }
         scheduler.turn()
         XCTAssertEqual(view.shown, ["Ada/n", "Second/n", "Fourth/a"])
+    }
+
+    /// Found by the outside review: a delivery that no tracked change caused left the earlier tracking armed,
+    /// so a property only an earlier delivery read still requested ("Only what the last delivery read is
+    /// tracked").
+    func testAPropertyOnlyAnEarlierDeliveryReadRequestsNothing() {
+        profile.showsBio = true
+        view.startUpdatingView()  // reads name, showsBio and bio
+        view.hidesBio = true
+        view.setNeedsUpdate()  // a delivery no tracked change caused: reads name and showsBio only
+        scheduler.turn()
+        profile.bio = "read by no delivery since"
+        XCTAssertFalse(view.updateContext.isUpdatePending, "bio was read only by an earlier delivery")
+        profile.name = "Read"
+        XCTAssertTrue(view.updateContext.isUpdatePending)
+        scheduler.turn()
+        XCTAssertEqual(view.shown, ["Ada: /n", "Ada/n", "Read/n"])
+    }
+
+    /// Found by the outside review: every delivery that no tracked change caused added one more Observation
+    /// registration (each delivery tracked anew, and the old tracking is never cancelled by Observation until
+    /// a property it read changes): after N of them, one change made N requests, and memory grew with N.
+    /// ("Long-lived registrations cost the same at their millionth call as at their first.")
+    func testTrackingRegistrationsDoNotAccumulateAcrossDeliveries() {
+        view.startUpdatingView()
+        for _ in 0..<2_000 {
+            view.setNeedsUpdate()
+            scheduler.turn()
+        }
+        let reports = SendableLog()
+        let old = UpdateDiagnostics.handler
+        UpdateDiagnostics.handler = { report in
+            if report.kind == .delivery { reports.append("\(report.absorbedRequests ?? -1)") }
+        }
+        UpdateDiagnostics.isRecording = true
+        defer {
+            UpdateDiagnostics.isRecording = false
+            UpdateDiagnostics.handler = old
+        }
+        profile.name = "Once"
+        scheduler.turn()
+        XCTAssertEqual(reports.entries, ["1"], "one change, one request")
+        XCTAssertEqual(view.shown.last, "Once/n")
+    }
+
+    /// The same for `onTrackedUpdate`, which shares the tracking: memory stays flat over many deliveries that
+    /// no tracked change caused (each retires the tracking before it).
+    func testOnTrackedUpdateKeepsOneTrackingAcrossUntrackedDeliveries() {
+        let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+        let profile = profile!
+        var seen: [String] = []
+        context.onTrackedUpdate { _ in seen.append(profile.name) }
+        scheduler.turn()
+        for _ in 0..<2_000 {
+            context.setNeedsUpdate()
+            scheduler.turn()
+        }
+        let reports = SendableLog()
+        let old = UpdateDiagnostics.handler
+        UpdateDiagnostics.handler = { report in
+            if report.kind == .delivery { reports.append("\(report.absorbedRequests ?? -1)") }
+        }
+        UpdateDiagnostics.isRecording = true
+        defer {
+            UpdateDiagnostics.isRecording = false
+            UpdateDiagnostics.handler = old
+        }
+        profile.name = "Once"
+        scheduler.turn()
+        XCTAssertEqual(reports.entries, ["1"])
+        XCTAssertEqual(seen.count, 2_002)
+        XCTAssertEqual(seen.last, "Once")
     }
 
     func testTheOptOutTracksNothing() {

@@ -72,9 +72,10 @@ extension ViewUpdatingContext {
     ///   - file: The caller's file (`#fileID`): diagnostics name this creation site for the requests the
     ///     messages make.
     ///   - line: The caller's line.
-    /// - Returns: The subscription: ``UpdateSubscription/cancel()`` or releasing it removes the observation
-    ///   (no request follows, even from an observer task Foundation has already started); it also ends when
-    ///   this context is released. Any thread.
+    /// - Returns: The subscription: ``UpdateSubscription/cancel()`` or releasing it removes the observation;
+    ///   an observer call that begins after `cancel()` returned requests nothing, even from a task Foundation
+    ///   started before it (a call already past that check on another thread may still make its one
+    ///   request). It also ends when this context is released. Any thread.
     public func requestUpdates<M: NotificationCenter.AsyncMessage>(
         on messageType: M.Type, of subject: M.Subject? = nil, center: NotificationCenter = .default,
         animated: Bool? = nil, file: StaticString = #fileID, line: UInt = #line

@@ -81,27 +81,123 @@ extension ViewUpdatingContext {
         tracking ? onTrackingUpdater(closure) : onUpdate(closure)
     }
 
+    /// An updater that runs `closure` under Observation tracking, keeping exactly one tracking alive.
+    ///
+    /// Observation cannot cancel a tracking: `withObservationTracking` keeps its registrations until a
+    /// property it read changes. A delivery that no tracked change caused (a `@NeedsUpdate`, an explicit
+    /// request) would leave the previous tracking armed beside the new one — hearing what an earlier delivery
+    /// read, and growing the models' registries by one registration per such delivery. So every tracking also
+    /// reads a sentinel of this updater's own, and a delivery whose previous tracking is still armed first
+    /// changes the sentinel: Observation then fires that tracking, which removes all its registrations. Its
+    /// `onChange` belongs to a retired generation and requests nothing.
     @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
     func onTrackingUpdater(_ closure: @escaping (_ animated: Bool) -> Void) -> ViewUpdater {
         let link = storage.link
-        let changedElsewhere = TrackingFollowUp()
+        let state = TrackingState()
+        let sentinel = TrackingSentinel()
         return onUpdate { animated in
+            // On the main thread (deliveries run there): retire the tracking that never fired.
+            if state.retire() { sentinel.change() }
+            let generation = state.arm()
             withObservationTracking {
+                sentinel.read()
                 closure(animated)
             } onChange: {
                 // Observation calls this at the change's willSet, before the new value is stored. On the
                 // main thread the store is done before the cycle ends. On another thread the main thread may
                 // deliver (and track again) before it: this delivery must be followed by another.
-                if !ThreadIdentity.isMainThread { changedElsewhere.mark() }
-                link.setNeedsUpdate(nil, site: RequestSite(.trackedChange))
+                let isMain = ThreadIdentity.isMainThread
+                switch state.fire(generation, onMainThread: isMain) {
+                case .retired: return
+                case .request: link.setNeedsUpdate(nil, site: RequestSite(.trackedChange))
+                }
             }
             // After the updater (and the tracking it set up): a delivery that answered a change made on
             // another thread may have read the value before that thread stored it, and the tracking set up
             // now only hears of the next change. Deliver once more in the next cycle, which reads the stored
             // value (and tracks again).
             // Not the context requesting itself: the change was made elsewhere (no update loop is counted).
-            if changedElsewhere.take() { link.setNeedsUpdate(nil, site: RequestSite(.followUp)) }
+            if state.takeChangedElsewhere() { link.setNeedsUpdate(nil, site: RequestSite(.followUp)) }
         }
+    }
+}
+
+/// What a tracked updater's tracking is doing: its generation (one per delivery), whether the current one
+/// is still armed, and whether a change was reported on another thread since the last delivery.
+private final class TrackingState: Sendable {
+    private struct Words {
+        var generation: UInt64 = 0
+        var armed = false
+        var changedElsewhere = false
+    }
+
+    enum Firing { case request, retired }
+
+    private let words = Locked(Words())
+
+    /// Retires the current generation; answers whether its tracking was still armed (never fired), so that
+    /// the caller fires it through the sentinel.
+    func retire() -> Bool {
+        words.withLock { words in
+            defer {
+                words.generation &+= 1
+                words.armed = false
+            }
+            return words.armed
+        }
+    }
+
+    /// Arms a new generation and returns it.
+    func arm() -> UInt64 {
+        words.withLock { words in
+            words.generation &+= 1
+            words.armed = true
+            return words.generation
+        }
+    }
+
+    /// A tracking of `generation` fired. The current one requests (once). A retired one requests only when
+    /// it fired on another thread (a real change, heard just before the retirement; the sentinel fires on
+    /// the main thread): the delivery under way may read the value before that thread stores it.
+    func fire(_ generation: UInt64, onMainThread: Bool) -> Firing {
+        words.withLock { words in
+            if generation == words.generation && words.armed {
+                words.armed = false
+                if !onMainThread { words.changedElsewhere = true }
+                return .request
+            }
+            if !onMainThread {
+                words.changedElsewhere = true
+                return .request
+            }
+            return .retired
+        }
+    }
+
+    /// Returns the mark of a change reported on another thread and clears it.
+    func takeChangedElsewhere() -> Bool {
+        words.withLock { words in
+            defer { words.changedElsewhere = false }
+            return words.changedElsewhere
+        }
+    }
+}
+
+/// A property of the updater's own that every tracking reads, so that changing it fires (and so removes)
+/// a tracking that nothing else fired. Read and changed on the main thread only, in deliveries.
+@available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
+private final class TrackingSentinel: Observable, @unchecked Sendable {
+    // @unchecked Sendable: `value` is read and written only on the main thread (deliveries run there);
+    // the registrar is itself thread-safe.
+    private let registrar = ObservationRegistrar()
+    private var value: UInt64 = 0
+
+    func read() {
+        registrar.access(self, keyPath: \.value)
+    }
+
+    func change() {
+        registrar.withMutation(of: self, keyPath: \.value) { value &+= 1 }
     }
 }
 
@@ -117,20 +213,6 @@ extension ViewUpdatingContext {
     }
 }
 
-/// Whether a tracked updater's change was reported on another thread since its last delivery.
-private final class TrackingFollowUp: Sendable {
-    private let marked = Locked(false)
-
-    func mark() { marked.withLock { $0 = true } }
-
-    /// Returns the mark and clears it.
-    func take() -> Bool {
-        marked.withLock { marked in
-            defer { marked = false }
-            return marked
-        }
-    }
-}
 #else
 extension ViewUpdatingContext {
     /// The updater of `startUpdatingView()`: without the Observation module, nothing is tracked.
