@@ -6,7 +6,9 @@ import XCTest
 /// Bad input stops on a precondition that names it. Each case runs in a child process (this test binary,
 /// run again with `CVU_TRAP_CASE` set, on Linux), which must die with the message on standard error.
 final class PreconditionTests: XCTestCase {
-    private static let cases: [String: @Sendable () -> Void] = [
+    private static let cases = baseCases.merging(typedMessageCases) { $1 }
+
+    private static let baseCases: [String: @Sendable () -> Void] = [
         "negative duration": { _ = UpdateAnimation.linear(duration: -1) },
         "infinite duration": { _ = UpdateAnimation.easeIn(duration: .infinity) },
         "NaN delay": { _ = UpdateAnimation.default.delay(.nan) },
@@ -123,6 +125,16 @@ final class PreconditionTests: XCTestCase {
         try assertTraps("view updated off the main thread", mentioning: here)
     }
 
+    /// A main-actor message needs the main thread's scheduler: enqueued on another, it stops at the enqueue's
+    /// line; posted by a manual scheduler turned on another thread, it stops at that turn, saying so.
+    func testAMainActorMessageOffTheMainThreadStopsWithItsMessage() throws {
+        guard !Self.typedMessageCases.isEmpty else { throw XCTSkip("this Foundation has no typed messages") }
+        try assertTraps(
+            "main-actor message, other scheduler", mentioning: "needs a context whose scheduler is the main thread's")
+        try assertTraps("main-actor message, other scheduler", mentioning: "UpdateContextTests/PreconditionTests.swift")
+        try assertTraps("main-actor message, turn off main", mentioning: "at a turn off the main thread")
+    }
+
     func testBadDurationsDelaysAndBouncesStopWithAMessageNamingThem() throws {
         try assertTraps("negative duration", mentioning: "duration must be finite and not negative (got -1.0)")
         try assertTraps("infinite duration", mentioning: "duration must be finite and not negative (got inf)")
@@ -137,4 +149,38 @@ private final class OffMainBadge: ViewUpdating {
     let updateContext = ViewUpdatingContext(scheduler: ManualScheduler(), refreshEvents: [])
     @NeedsUpdate var count = 0
     func updateView(animated: Bool) {}
+}
+
+extension PreconditionTests {
+    #if compiler(>=6.2) && (!canImport(Darwin) || canImport(Foundation, _version: 3600))
+    fileprivate static var typedMessageCases: [String: @Sendable () -> Void] {
+        guard #available(iOS 26, macOS 26, tvOS 26, watchOS 26, visionOS 26, *) else { return [:] }
+        return [
+            "main-actor message, other scheduler": {
+                let queue = NotificationCoalescing.Locked<NotificationCoalescingContext?>(nil)
+                let made = DispatchSemaphore(value: 0)
+                Thread.detachNewThread {
+                    queue.withLock { $0 = NotificationCoalescingContext(scheduler: .currentRunLoop) }
+                    made.signal()
+                    Thread.sleep(forTimeInterval: 60)
+                }
+                made.wait()
+                queue.withLock { $0 }!.enqueue(MailArrived(count: 1))
+            },
+            "main-actor message, turn off main": {
+                let done = DispatchSemaphore(value: 0)
+                Thread.detachNewThread {
+                    let scheduler = ManualScheduler()
+                    let queue = NotificationCoalescingContext(scheduler: scheduler)
+                    queue.enqueue(MailArrived(count: 1))
+                    scheduler.turn()
+                    done.signal()
+                }
+                done.wait()
+            },
+        ]
+    }
+    #else
+    fileprivate static var typedMessageCases: [String: @Sendable () -> Void] { [:] }
+    #endif
 }
