@@ -9,10 +9,11 @@ let package = Package(
     products: [
         .library(name: "NotificationCoalescing", targets: ["NotificationCoalescing"]),
         .library(name: "UpdateContext", targets: ["UpdateContext"]),
-        // SwiftUI and Combine: the observable faces, the Combine trigger and deliveries publisher.
+        // SwiftUI and Combine: the observable faces, the gates on a context's deliveries, the Combine trigger
+        // and deliveries publisher.
         .library(name: "UpdateContextSwiftUI", targets: ["UpdateContextSwiftUI"]),
         // The shapes of earlier systems, for code moving over: @ViewInvalidating, StateRendering,
-        // @RenderedState and the updatesOnly gates.
+        // @RenderedState and the Updaters-shaped updatesOnly gates.
         .library(name: "UpdateContextCompatibility", targets: ["UpdateContextCompatibility"]),
     ],
     targets: [
@@ -20,7 +21,8 @@ let package = Package(
         .target(name: "CCoalescingSupport"),
         .target(name: "NotificationCoalescing", dependencies: ["CCoalescingSupport"]),
         .target(name: "UpdateContext", dependencies: ["NotificationCoalescing", "CCoalescingSupport"]),
-        .target(name: "UpdateContextSwiftUI", dependencies: ["UpdateContext", "NotificationCoalescing"]),
+        .target(
+            name: "UpdateContextSwiftUI", dependencies: ["UpdateContext", "NotificationCoalescing", "CCoalescingSupport"]),
         .target(
             name: "UpdateContextCompatibility",
             dependencies: ["UpdateContext", "UpdateContextSwiftUI", "NotificationCoalescing", "CCoalescingSupport"]),

@@ -1,24 +1,20 @@
-// What every documentation snippet may use without declaring it: the libraries, and on Linux small
-// stand-ins for the UIKit names the snippets show (on Apple platforms UIKit itself). Compiled with each
-// snippet by .ci/check-snippets.
+// Compiled with each documentation snippet by .ci/check-snippets: on Linux, small stand-ins for the UIKit
+// types the snippets show (on Apple platforms a snippet that uses UIKit imports it, and is type-checked
+// against the SDK). Nothing else: every other name a snippet uses, it declares or imports itself.
 import Foundation
-import NotificationCoalescing
-import UpdateContext
 
-#if canImport(XCTest)
-import XCTest
-#endif
-
-#if canImport(UIKit)
-import UIKit
-#else
+#if !canImport(UIKit)
 @MainActor open class UIViewController {
     public init() {}
+    open func viewDidLoad() {}
     open func viewWillAppear(_ animated: Bool) {}
+    public let view = UIView()
 }
 
 @MainActor open class UIView {
     public init() {}
+    public var backgroundColor: UIColor?
+    public func addSubview(_ view: AnyObject) {}
     public static func animate(withDuration duration: TimeInterval, animations: @escaping () -> Void) { animations() }
 }
 
@@ -26,6 +22,8 @@ public final class UIColor: Sendable {
     public static let black = UIColor()
     public static let blue = UIColor()
     public static let systemBlue = UIColor()
+    public static let systemGreen = UIColor()
+    public static let systemGray = UIColor()
 }
 
 @MainActor public final class UILabel {
@@ -38,26 +36,4 @@ public final class UIColor: Sendable {
     public var isHidden = false
     public init() {}
 }
-
 #endif
-
-/// Views the controller snippets update.
-extension UIViewController {
-    var nameLabel: UILabel { Shown.label }
-    var titleLabel: UILabel { Shown.label }
-    var bodyLabel: UILabel { Shown.label }
-}
-
-@MainActor enum Shown {
-    static let label = UILabel()
-    static let spinner = UIActivityIndicatorView()
-}
-
-/// Free functions and names the snippets call.
-func reload() {}
-func show(_ value: Int) {}
-
-extension Notification.Name {
-    static let modelChanged = Notification.Name("snippets.modelChanged")
-    static let themeDidChange = Notification.Name("snippets.themeDidChange")
-}

@@ -11,6 +11,12 @@ import Foundation
 /// context frees everything it held.
 ///
 /// ```swift
+/// import Foundation
+/// import NotificationCoalescing
+///
+/// extension Notification.Name { static let modelChanged = Notification.Name("modelChanged") }
+/// func reload() {}
+///
 /// let queue = NotificationCoalescingContext()
 /// queue.observe(.modelChanged) { _, note in reload() }
 /// queue.enqueue(Notification(name: .modelChanged))   // many times per cycle…
@@ -58,6 +64,9 @@ public final class NotificationCoalescingContext: Sendable {
     /// calling thread's run loop).
     ///
     /// ```swift
+    /// import Foundation
+    /// import NotificationCoalescing
+    ///
     /// let queue = NotificationCoalescingContext(label: "inbox badge")
     /// ```
     ///
@@ -135,6 +144,9 @@ public final class NotificationCoalescingContext: Sendable {
     /// Enqueues a typed value; the same rules as ``enqueue(_:postingStyle:coalesceMask:forModes:)``.
     ///
     /// ```swift
+    /// import Foundation
+    /// import NotificationCoalescing
+    ///
     /// struct ScoreChanged: ObservableNotification { var score: Int }
     ///
     /// let queue = NotificationCoalescingContext()

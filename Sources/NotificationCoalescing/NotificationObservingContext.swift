@@ -6,6 +6,9 @@ import Foundation
 /// goes, and `deinit` removes every registration it made. No `removeObserver` bookkeeping is needed.
 ///
 /// ```swift
+/// import Foundation
+/// import UpdateContext
+///
 /// final class Player {
 ///     private let notifications = NotificationObservingContext()
 ///     init() {
@@ -77,6 +80,9 @@ public final class NotificationObservingContext: Sendable {
     /// Observes a typed notification; the handler gets the value back.
     ///
     /// ```swift
+    /// import Foundation
+    /// import NotificationCoalescing
+    ///
     /// struct ScoreChanged: ObservableNotification { var score: Int }
     ///
     /// let context = NotificationObservingContext()

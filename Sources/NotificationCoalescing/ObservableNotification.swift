@@ -7,6 +7,9 @@ import Foundation
 /// same value back:
 ///
 /// ```swift
+/// import Foundation
+/// import NotificationCoalescing
+///
 /// struct ScoreChanged: ObservableNotification { var score: Int }
 ///
 /// let context = NotificationObservingContext()

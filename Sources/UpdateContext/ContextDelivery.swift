@@ -26,10 +26,6 @@ public struct ContextDelivery: Hashable, Sendable, CustomStringConvertible {
     /// What a face holds before the context's first delivery (number 0).
     public static let initial = ContextDelivery(number: 0, animated: false, isForced: false)
 
-    /// The old name of ``initial``, which shadowed `Optional.none` in comparisons with an optional.
-    @available(*, deprecated, renamed: "initial")
-    public static var none: ContextDelivery { initial }
-
     public var description: String {
         number == 0
             ? "no delivery"

@@ -8,6 +8,9 @@ import NotificationCoalescing
 /// update (`context.update()`, the lifecycle refresh) renders even an unchanged state.
 ///
 /// ```swift
+/// import Foundation
+/// import UpdateContext
+///
 /// struct ProfileState: Equatable { var name = ""; var isLoading = false }
 ///
 /// let view = StateUpdatingContext(state: ProfileState())
@@ -80,12 +83,6 @@ public final class StateUpdatingContext<State: Equatable> {
         get { storage.withLock { $0.state } }
         // A setter cannot see its caller's line: diagnostics name the property.
         set { modify(animated: nil, site: RequestSite(.described("StateUpdatingContext.state")), { $0 = newValue }) }
-    }
-
-    /// The old name of ``modify(animated:file:line:_:)``.
-    @available(*, deprecated, renamed: "modify(animated:_:)")
-    public func update(animated: Bool? = nil, _ body: (inout State) -> Void) {
-        modify(animated: animated, body)
     }
 
     /// Changes the state; requests one render if the result differs from the state before.

@@ -9,8 +9,11 @@ extension ViewUpdatingContext: CustomDebugStringConvertible {
     /// whether and when that scheduler last turned; how many updaters it has; how many deliveries it made.
     ///
     /// ```swift
-    /// let context = ViewUpdatingContext(label: "profile header")
-    /// print(context.debugDescription)  // or `po context` in the debugger
+    /// import Foundation
+    /// import UpdateContext
+    ///
+    /// let updateContext = ViewUpdatingContext(label: "profile header")
+    /// print(updateContext.debugDescription)  // or `po updateContext` in the debugger
     /// ```
     ///
     /// Complete on the main thread. From another thread it says only what other threads can read
@@ -77,6 +80,13 @@ extension UpdateStorage {
                     + "nobody and updateView(animated:) is never called")
         } else {
             lines.append("0 updaters: requests reach nobody (none registered, or all removed)")
+        }
+        if refreshes && ViewUpdatingContext.defaultRefreshEventsArePostedByNothing
+            && RefreshHub.isMember(self, of: .applicationWillEnterForeground)
+        {
+            lines.append(
+                "refreshes on .applicationWillEnterForeground, which nothing posts on this platform: the host "
+                    + "application posts it when it returns to the foreground (or pass refreshEvents: [])")
         }
         if onMain {
             let count = machinePointer.pointee.deliverySerial

@@ -4,27 +4,34 @@ import NotificationCoalescing
 /// Coalesces a controller's update requests into one view update per run-loop cycle.
 ///
 /// Call ``setNeedsUpdate(animated:file:line:)`` whenever state that the view shows changes, as often as you like
-/// and from any thread; the updaters registered with ``onUpdate(_:)`` run once, on the main thread,
-/// at the end of the cycle. Call ``update(animated:file:line:)`` to render at once (in `viewWillAppear`, say).
+/// and from any thread; the view is updated once, on the main thread, at the end of the cycle. Call
+/// ``update(animated:file:line:)`` to render at once.
+///
+/// The canonical path keeps the context in a ``ViewUpdating`` object: its ``NeedsUpdate`` properties
+/// request, and ``ViewUpdating/startUpdatingView(tracksObservation:file:line:)`` connects its one
+/// ``ViewUpdating/updateView(animated:)`` (weakly: no `[weak self]`, no `lazy var`).
 ///
 /// ```swift
-/// final class ProfileViewController: UIViewController {
+/// import UIKit
+/// import UpdateContext
+///
+/// final class ProfileViewController: UIViewController, ViewUpdating {
 ///     let updateContext = ViewUpdatingContext()
+///     @NeedsUpdate var name = ""
+///     private let nameLabel = UILabel()
 ///
-///     var name = "" { willSet { updateContext.setNeedsUpdate() } }
-///     var color = UIColor.black { willSet { updateContext.setNeedsUpdate(animated: true) } }
-///
-///     override func viewWillAppear(_ animated: Bool) {
-///         super.viewWillAppear(animated)
-///         if updateContext.updaterCount == 0 {
-///             updateContext.onUpdate { [weak self] animated in self?.render(animated: animated) }
-///         }
-///         updateContext.update()
+///     override func viewDidLoad() {
+///         super.viewDidLoad()
+///         view.addSubview(nameLabel)
+///         startUpdatingView()          // renders now, then once per cycle with changes
 ///     }
 ///
-///     private func render(animated: Bool) { /* set labels and colours, animated or not */ }
+///     func updateView(animated: Bool) { nameLabel.text = name }
 /// }
 /// ```
+///
+/// Closures registered with ``onUpdate(_:)`` are the other style, for a renderer that is not the object
+/// owning the context.
 ///
 /// ## The animated flag
 /// Every delivery passes one flag to every updater: the explicit flag of the pending requests, or
@@ -104,7 +111,10 @@ public final class ViewUpdatingContext: Sendable {
     /// refreshing on the default lifecycle events. With no argument, the seed's `init(animated: false)`.
     ///
     /// ```swift
-    /// let context = ViewUpdatingContext(animated: true)
+    /// import Foundation
+    /// import UpdateContext
+    ///
+    /// let updateContext = ViewUpdatingContext(animated: true)
     /// let quiet = ViewUpdatingContext(label: "profile header", refreshEvents: [])    // no lifecycle refresh
     /// ```
     ///
@@ -211,6 +221,9 @@ public final class ViewUpdatingContext: Sendable {
     /// for you, for state the library cannot see.
     ///
     /// ```swift
+    /// import Foundation
+    /// import UpdateContext
+    ///
     /// final class Panel {
     ///     let updateContext = ViewUpdatingContext()
     ///     private(set) var isExpanded = false

@@ -11,10 +11,15 @@ import UpdateContext
 /// (`$state.context.update()`) and the lifecycle refresh render even an unchanged state.
 ///
 /// ```swift
+/// import Foundation
+/// import UpdateContext
+/// import UpdateContextCompatibility
+///
 /// struct ProfileState: Equatable { var name = ""; var isLoading = false }
 ///
 /// final class ProfileViewController: UIViewController, StateRendering {
 ///     @RenderedState var state = ProfileState()
+///     private let nameLabel = UILabel()
 ///
 ///     func render(state: ProfileState, oldState: ProfileState?, animated: Bool) {
 ///         nameLabel.text = state.name

@@ -5,7 +5,9 @@ import Combine
 import SwiftUI
 import UpdateContextSwiftUI
 
-// The SwiftUI update gates: thin views over `UpdateGate`, whose decisions are tested on every platform.
+// The Updaters-shaped SwiftUI update gates (`onChangeOf:`, `while:`, `onReceive:`, `onElementOf:`): thin views
+// over `UpdateGate`, whose decisions are tested on every platform. The gates on a context's deliveries
+// (`onDeliveryOf:`, `onRenderOf:`) are in UpdateContextSwiftUI, with `GatedContent`.
 //
 // Every gate has the same shape. An outer view (not `Equatable`) is re-evaluated whenever its parent
 // hands it new inputs, which is cheap: it only builds the inner view. The inner view is `Equatable` and
@@ -15,24 +17,12 @@ import UpdateContextSwiftUI
 // with its newest inputs and the inner view gets the newest content, never the content of the last
 // evaluation the gate let through.
 
-/// The view SwiftUI compares: the content and the gate it passed. Its `==` is the gate's decision.
-struct GatedContent<Key: Equatable, Content: View>: Equatable {
-    let gate: UpdateGate<Key>
-    let content: Content
-
-    static func == (lhs: GatedContent, rhs: GatedContent) -> Bool {
-        !lhs.gate.passes(comparedWith: rhs.gate)
-    }
-}
-
-extension GatedContent: View {
-    var body: some View { content }
-}
-
 extension View {
     /// Re-evaluates this view's body only when `value` changes: the seed's `Updaters.Nonduplicate`.
     ///
     /// ```swift
+    /// import UpdateContext
+    /// import UpdateContextCompatibility
     /// import SwiftUI
     ///
     /// struct ChartView: View {
@@ -72,6 +62,8 @@ extension View {
     /// Re-evaluates this view's body only while `isOpen` is true: the seed's `Updaters.True`.
     ///
     /// ```swift
+    /// import UpdateContext
+    /// import UpdateContextCompatibility
     /// import SwiftUI
     ///
     /// struct Ticker: View {
@@ -95,6 +87,8 @@ extension View {
     /// Re-evaluates this view's body only when `publisher` emits: the seed's `Updaters.Event`.
     ///
     /// ```swift
+    /// import UpdateContext
+    /// import UpdateContextCompatibility
     /// import Combine
     /// import SwiftUI
     ///
@@ -133,63 +127,6 @@ extension View {
     public func updatesOnly<S: AsyncSequence & Sendable>(onElementOf sequence: S) -> some View {
         SequenceGate(sequence: sequence, content: self)
     }
-
-    /// Re-evaluates this view's body only when `context` delivers: at most once per run-loop cycle (once
-    /// per frame with a `.framePaced` scheduler), however often and from whatever thread the context
-    /// was asked.
-    ///
-    /// ```swift
-    /// import SwiftUI
-    ///
-    /// final class Sensor: @unchecked Sendable {    // written at 10 kHz on a background thread
-    ///     let context = ViewUpdatingContext()
-    ///     private let lock = NSLock()
-    ///     private var stored = 0.0
-    ///     var reading: Double { lock.withLock { stored } }
-    ///     func record(_ value: Double) {
-    ///         lock.withLock { stored = value }
-    ///         context.setNeedsUpdate()
-    ///     }
-    /// }
-    ///
-    /// struct SensorView: View {
-    ///     let sensor: Sensor
-    ///     var body: some View {
-    ///         Text("\(sensor.reading)").updatesOnly(onDeliveryOf: sensor.context)
-    ///     }
-    /// }
-    /// ```
-    ///
-    /// Evaluations of the parent never reach the view by themselves; each delivery of the context
-    /// re-evaluates it once, with the newest inputs its parent gave. The view's body reads the source
-    /// itself (not `@Published` state, which would invalidate it at the source's pace).
-    ///
-    /// The delivery's animated flag becomes the change's animation: from iOS 15 / macOS 12 / tvOS 15 /
-    /// watchOS 8 an animated delivery animates with `animation` and a non-animated one does not animate
-    /// (`animation(_:value:)` on the delivery number); on older systems an animated delivery animates
-    /// with `Animation.default` (the transaction of ``DeliveryObject``).
-    ///
-    /// - Parameters:
-    ///   - context: The context whose deliveries re-evaluate the view; its ``ViewUpdatingContext/observableObject``
-    ///     is observed. Its other updaters run as usual.
-    ///   - animation: The animation of an animated delivery (`nil`: none), unless the delivery's transaction
-    ///     chose one (`withUpdateAnimation`, `setNeedsUpdate(transaction:)`): that one wins.
-    public func updatesOnly(onDeliveryOf context: ViewUpdatingContext, animation: Animation? = .default)
-        -> some View
-    {
-        DeliveryGate(deliveries: context.observableObject, animation: animation, content: self)
-    }
-
-    /// Re-evaluates this view's body only when `context` renders: once per cycle in which its state
-    /// changed (or a forced delivery), never in a cycle whose changes cancel out.
-    ///
-    /// The view reads the state as rendered from `context.observableObject.state` (or the newest from
-    /// `context.state`). The rest is as for ``SwiftUI/View/updatesOnly(onDeliveryOf:animation:)``.
-    public func updatesOnly<State: Equatable & Sendable>(
-        onRenderOf context: StateUpdatingContext<State>, animation: Animation? = .default
-    ) -> some View {
-        RenderGate(rendered: context.observableObject, animation: animation, content: self)
-    }
 }
 
 /// The outer view of `updatesOnly(onReceive:)`: counts the publisher's values.
@@ -223,48 +160,4 @@ private struct SequenceGate<S: AsyncSequence & Sendable, Content: View>: View {
     }
 }
 
-/// The outer view of `updatesOnly(onDeliveryOf:animation:)`: observes the context's face.
-private struct DeliveryGate<Content: View>: View {
-    @ObservedObject var deliveries: DeliveryObject
-    let animation: Animation?
-    let content: Content
-
-    var body: some View {
-        AnimatedGate(delivery: deliveries.delivery, animation: animation, content: content)
-    }
-}
-
-/// The outer view of `updatesOnly(onRenderOf:animation:)`: observes the state context's face.
-private struct RenderGate<State: Equatable & Sendable, Content: View>: View {
-    @ObservedObject var rendered: RenderedStateObject<State>
-    let animation: Animation?
-    let content: Content
-
-    var body: some View {
-        AnimatedGate(delivery: rendered.delivery, animation: animation, content: content)
-    }
-}
-
-/// The gate on a delivery number, with the delivery's animation.
-private struct AnimatedGate<Content: View>: View {
-    let delivery: ContextDelivery
-    let animation: Animation?
-    let content: Content
-
-    /// An animation the delivery's transaction chose (other than the default one) wins over the gate's.
-    private var chosen: Animation? {
-        if let requested = delivery.animation, requested != .default { return requested.swiftUIAnimation }
-        return animation
-    }
-
-    var body: some View {
-        let gated = EquatableView(
-            content: GatedContent(gate: UpdateGate(onChangeOf: delivery.number), content: content))
-        if #available(iOS 15, macOS 12, tvOS 15, watchOS 8, *) {
-            gated.animation(delivery.animated ? chosen : nil, value: delivery.number)
-        } else {
-            gated
-        }
-    }
-}
 #endif

@@ -9,6 +9,10 @@ import UpdateContext
 /// macOS 10.15 and on Linux:
 ///
 /// ```swift
+/// import Foundation
+/// import UpdateContext
+/// import UpdateContextCompatibility
+///
 /// final class ScoreModel: ViewUpdating {
 ///     let updateContext = ViewUpdatingContext()
 ///     func updateView(animated: Bool) {}    // a model: its view renders
@@ -257,6 +261,10 @@ public struct ViewInvalidating<Value: Equatable, Invalidation: ViewUpdatingInval
 /// or your own.
 ///
 /// ```swift
+/// import Foundation
+/// import UpdateContext
+/// import UpdateContextCompatibility
+///
 /// struct Reload: ViewUpdatingInvalidation {
 ///     func invalidate(object: any ViewUpdating) {
 ///         (object as? ListModel)?.reloadRows()

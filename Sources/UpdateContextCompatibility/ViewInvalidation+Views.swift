@@ -20,6 +20,8 @@ public typealias InvalidatedView = NSView
 /// `@ViewInvalidating` once the protocol's name is changed, and back.
 ///
 /// ```swift
+/// import UpdateContext
+/// import UpdateContextCompatibility
 /// import UIKit
 ///
 /// struct Glow: ViewInvalidation {                 // was: struct Glow: UIViewInvalidating
@@ -59,6 +61,8 @@ public protocol ViewInvalidation {
 /// invalidations have run: VIViewInvalidating's `VIViewCustomInvalidating`, with only the name changed.
 ///
 /// ```swift
+/// import UpdateContext
+/// import UpdateContextCompatibility
 /// import UIKit
 ///
 /// final class SwatchView: UIView, ViewInvalidationObserving {

@@ -15,6 +15,8 @@ import AppKit
 /// an extension of the view class), so the attribute reads as Apple's:
 ///
 /// ```swift
+/// import UpdateContext
+/// import UpdateContextCompatibility
 /// import UIKit
 ///
 /// final class BadgeView: UIView, ViewUpdating {

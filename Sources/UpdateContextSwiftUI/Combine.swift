@@ -13,12 +13,14 @@ import NotificationCoalescing
 /// Get it from ``ViewUpdatingContext/observableObject``; a context has one, kept while it lives.
 ///
 /// ```swift
+/// import UpdateContext
+/// import UpdateContextSwiftUI
 /// import SwiftUI
 ///
 /// final class Feed {
-///     let context = ViewUpdatingContext()
+///     let updateContext = ViewUpdatingContext()
 ///     private(set) var count = 0    // written at 10 kHz on another thread in a real feed
-///     func tick() { count += 1; context.setNeedsUpdate() }
+///     func tick() { count += 1; updateContext.setNeedsUpdate() }
 /// }
 ///
 /// struct CountView: View {
@@ -27,7 +29,7 @@ import NotificationCoalescing
 ///
 ///     init(feed: Feed) {
 ///         self.feed = feed
-///         deliveries = feed.context.observableObject
+///         deliveries = feed.updateContext.observableObject
 ///     }
 ///
 ///     var body: some View { Text("\(feed.count)") }    // once per delivery
@@ -127,14 +129,16 @@ extension ViewUpdatingContext {
     /// delivers in the default mode only and holds every value back while the user scrolls.
     ///
     /// ```swift
+    /// import UpdateContext
+    /// import UpdateContextSwiftUI
     /// import Combine
     ///
     /// final class Model { @Published var title = "" }
     ///
     /// let model = Model()
-    /// let context = ViewUpdatingContext()
+    /// let updateContext = ViewUpdatingContext()
     /// var subscriptions = Set<AnyCancellable>()
-    /// context.requestUpdates(from: model.$title.dropFirst(), animated: true).store(in: &subscriptions)
+    /// updateContext.requestUpdates(from: model.$title.dropFirst(), animated: true).store(in: &subscriptions)
     /// model.title = "Ada"    // one animated update at the end of the cycle
     /// ```
     ///
@@ -148,29 +152,16 @@ extension ViewUpdatingContext {
     /// > Note: From iOS 15 / macOS 12, `publisher.values` feeds ``requestUpdates(from:animated:)-(S,_)``
     /// > (the `AsyncSequence` form) the same way.
     public func requestUpdates<P: Publisher>(from publisher: P, animated: Bool? = nil) -> UpdateSubscription {
-        subscribe(to: publisher, animated: animated, cancelsOnRelease: true)
+        subscribe(to: publisher, animated: animated)
     }
 
-    /// The old name of ``requestUpdates(from:animated:)-(P,_)``, with the old lifetime: the subscription runs
-    /// until it is cancelled, the publisher completes or the context is released, whether or not it is kept.
-    @available(
-        *, deprecated, renamed: "requestUpdates(from:animated:)",
-        message: "requestUpdates(from:animated:) returns a subscription that stops when released: keep it"
-    )
-    @discardableResult
-    public func setNeedsUpdate<P: Publisher>(on publisher: P, animated: Bool? = nil) -> UpdateSubscription {
-        subscribe(to: publisher, animated: animated, cancelsOnRelease: false)
-    }
-
-    private func subscribe<P: Publisher>(to publisher: P, animated: Bool?, cancelsOnRelease: Bool)
-        -> UpdateSubscription
-    {
+    private func subscribe<P: Publisher>(to publisher: P, animated: Bool?) -> UpdateSubscription {
         let link = updateLink
         let key = link.reserveKey()
         let trigger = PublisherTrigger<P.Output, P.Failure>(link: link, key: key, animated: animated)
         link.register(trigger, key: key)
         publisher.subscribe(trigger)
-        return UpdateSubscription(runner: trigger, link: link, cancelsOnRelease: cancelsOnRelease)
+        return UpdateSubscription(runner: trigger, link: link)
     }
 }
 

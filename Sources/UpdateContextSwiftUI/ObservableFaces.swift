@@ -10,16 +10,19 @@ import Observation
 /// Get it from ``ViewUpdatingContext/observableDelivery``; a context has one, kept while it lives.
 ///
 /// ```swift
+/// import Foundation
+/// import UpdateContext
+/// import UpdateContextSwiftUI
 /// import Observation
 ///
-/// let context = ViewUpdatingContext()
-/// let face = context.observableDelivery
+/// let updateContext = ViewUpdatingContext()
+/// let face = updateContext.observableDelivery
 /// withObservationTracking {
 ///     _ = face.delivery
 /// } onChange: {
 ///     print("the next delivery is under way")
 /// }
-/// context.setNeedsUpdate()    // any number of times, any thread: one change, at the end of the cycle
+/// updateContext.setNeedsUpdate()    // any number of times, any thread: one change, at the end of the cycle
 /// ```
 ///
 /// > Important: The change is made on the main thread, inside the delivery (after the updaters

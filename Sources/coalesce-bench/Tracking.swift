@@ -5,7 +5,7 @@ import UpdateContext
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension Bench {
-    // MARK: Observation tracking per delivery (UpdateContext's onUpdate(tracking:))
+    // MARK: Observation tracking per delivery (UpdateContext's onTrackedUpdate)
 
     mutating func tracking() {
         progress("tracking updater vs plain updater")

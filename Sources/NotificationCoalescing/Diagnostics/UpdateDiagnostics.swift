@@ -15,6 +15,9 @@ import Foundation
 ///   absorbed, its flag or transaction, and how long its updaters took.
 ///
 /// ```swift
+/// import Foundation
+/// import NotificationCoalescing
+///
 /// UpdateDiagnostics.isRecording = true          // while chasing a problem
 /// UpdateDiagnostics.handler = { report in print(report) }
 /// ```

@@ -7,12 +7,15 @@ import Foundation
 /// on the scheduler's own thread. Three schedulers ship:
 ///
 /// - ``RunLoopScheduler``: a turn is a run-loop pass about to wait (or exiting), in the modes the
-///   work asked for. The default, and what apps use: `RunLoopScheduler.main` for the main thread.
+///   work asked for. The default, and what apps use: `.mainRunLoop` for the main thread.
 /// - ``DispatchMainScheduler``: a turn is one block on `DispatchQueue.main`. For programs whose main
 ///   thread sits in `dispatchMain()` or an `async` main, where no run loop turns on Linux.
 /// - ``ManualScheduler``: a turn happens when you call ``ManualScheduler/turn(mode:file:line:)``. For tests.
 ///
 /// ```swift
+/// import Foundation
+/// import NotificationCoalescing
+///
 /// let context = NotificationCoalescingContext(scheduler: .dispatchMain)
 /// ```
 ///
@@ -33,6 +36,9 @@ import Foundation
 ///   `ViewUpdatingContext` accepts exactly such schedulers.
 ///
 /// ```swift
+/// import Foundation
+/// import NotificationCoalescing
+///
 /// final class TimerScheduler: CoalescingScheduler, @unchecked Sendable {
 ///     // @unchecked Sendable: the timer is created once and only read afterwards.
 ///     private var timer: Timer?

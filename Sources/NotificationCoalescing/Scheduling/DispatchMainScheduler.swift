@@ -17,10 +17,6 @@ public final class DispatchMainScheduler: CoalescingScheduler, @unchecked Sendab
     /// The one instance (the main queue is process-wide): ``CoalescingScheduler/dispatchMain``.
     static let sharedScheduler = DispatchMainScheduler()
 
-    /// The old spelling of ``CoalescingScheduler/dispatchMain``.
-    @available(*, deprecated, renamed: "dispatchMain")
-    public static var shared: DispatchMainScheduler { sharedScheduler }
-
     private static let marker = DispatchSpecificKey<Bool>()
 
     private init() {

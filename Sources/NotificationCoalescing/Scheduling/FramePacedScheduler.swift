@@ -9,6 +9,9 @@ import Foundation
 /// instead: every request made within a frame is delivered by that frame's one turn.
 ///
 /// ```swift
+/// import Foundation
+/// import UpdateContext
+///
 /// let context = ViewUpdatingContext(scheduler: .framePaced)
 /// // a producer thread calls context.setNeedsUpdate() 10 000 times a second…
 /// // …and the view renders at most once per frame, in that frame
@@ -48,10 +51,6 @@ public final class FramePacedScheduler: CoalescingScheduler, @unchecked Sendable
     static let mainScheduler = FramePacedScheduler(
         label: DiagnosticLabel("frame-paced (main display)", file: #fileID, line: #line), framesPerSecond: 60,
         followsDisplay: true)
-
-    /// The old spelling of ``CoalescingScheduler/framePaced``.
-    @available(*, deprecated, renamed: "framePaced")
-    public static var main: FramePacedScheduler { mainScheduler }
 
     /// The cap of the display link, and the rate of the timer where no display link is used.
     public let framesPerSecond: Double

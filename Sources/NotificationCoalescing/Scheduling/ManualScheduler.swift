@@ -3,6 +3,9 @@ import Foundation
 /// A scheduler you turn by hand, for tests: nothing is delivered until you call ``turn(mode:file:line:)``.
 ///
 /// ```swift
+/// import Foundation
+/// import NotificationCoalescing
+///
 /// let scheduler = ManualScheduler()
 /// let context = NotificationCoalescingContext(scheduler: scheduler)
 /// context.enqueue(Notification(name: .init("a")))

@@ -49,14 +49,6 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
     /// The main thread's run loop: ``CoalescingScheduler/mainRunLoop``.
     static let mainScheduler = RunLoopScheduler(mainThread: ())
 
-    /// The old spelling of ``CoalescingScheduler/mainRunLoop``.
-    @available(*, deprecated, renamed: "mainRunLoop")
-    public static var main: RunLoopScheduler { mainScheduler }
-
-    /// The old spelling of ``CoalescingScheduler/currentRunLoop``.
-    @available(*, deprecated, renamed: "currentRunLoop")
-    public static var current: RunLoopScheduler { currentScheduler }
-
     /// The calling thread's run loop: ``CoalescingScheduler/currentRunLoop``.
     static var currentScheduler: RunLoopScheduler {
         if ThreadIdentity.isMainThread { return mainScheduler }

@@ -62,6 +62,14 @@ final class RefreshHub: @unchecked Sendable {
         }
     }
 
+    /// Whether `core` refreshes on `name` (on any center): for `debugDescription`.
+    static func isMember(_ core: UpdateStorage, of name: Notification.Name) -> Bool {
+        let id = ObjectIdentifier(core)
+        return hubs.withLock { hubs in
+            hubs.contains { key, hub in key.name == name && hub.members[id] != nil }
+        }
+    }
+
     private func fire() {
         let cores = Self.hubs.withLock { _ in Array(members.values) }
         for core in cores { core.refresh() }

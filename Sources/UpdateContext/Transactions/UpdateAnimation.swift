@@ -6,10 +6,13 @@ import NotificationCoalescing
 /// The parameters are SwiftUI's: `.easeInOut(duration: 0.3)`, `.spring(duration: 0.5, bounce: 0.2)`.
 ///
 /// ```swift
-/// let context = ViewUpdatingContext()
-/// context.setNeedsUpdate(transaction: UpdateTransaction(animation: .spring(duration: 0.4, bounce: 0.2)))
+/// import Foundation
+/// import UpdateContext
+///
+/// let updateContext = ViewUpdatingContext()
+/// updateContext.setNeedsUpdate(transaction: UpdateTransaction(animation: .spring(duration: 0.4, bounce: 0.2)))
 /// withUpdateAnimation(.easeOut(duration: 0.2).delay(0.1)) {
-///     context.setNeedsUpdate()               // carries the ease-out
+///     updateContext.setNeedsUpdate()               // carries the ease-out
 /// }
 /// ```
 ///

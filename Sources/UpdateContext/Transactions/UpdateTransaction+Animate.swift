@@ -14,8 +14,11 @@ extension UpdateTransaction {
     /// the animation ends (and learn whether it finished). Main thread.
     ///
     /// ```swift
-    /// let context = ViewUpdatingContext()
-    /// context.onUpdateWithTransaction { transaction in
+    /// import Foundation
+    /// import UpdateContext
+    ///
+    /// let updateContext = ViewUpdatingContext()
+    /// updateContext.onUpdateWithTransaction { transaction in
     ///     transaction.animate { /* set view properties */ }
     /// }
     /// ```

@@ -5,6 +5,9 @@ import NotificationCoalescing
 /// A key for a custom value carried by an ``UpdateTransaction`` (like SwiftUI's `TransactionKey`).
 ///
 /// ```swift
+/// import Foundation
+/// import UpdateContext
+///
 /// enum ScrollTarget: UpdateTransactionKey {
 ///     static let defaultValue: Int? = nil
 /// }
@@ -51,12 +54,15 @@ public enum UpdateCompletion: Sendable, Hashable {
 /// merge key by key (the last set wins), and every completion is called exactly once.
 ///
 /// ```swift
+/// import Foundation
+/// import UpdateContext
+///
 /// var transaction = UpdateTransaction(animation: .spring(duration: 0.4, bounce: 0.2))
 /// transaction.addCompletion { completion in
 ///     print("on screen:", completion.wasShown)
 /// }
-/// let context = ViewUpdatingContext()
-/// context.setNeedsUpdate(transaction: transaction)
+/// let updateContext = ViewUpdatingContext()
+/// updateContext.setNeedsUpdate(transaction: transaction)
 /// ```
 ///
 /// `Sendable`: build it anywhere, request with it from any thread.
@@ -278,9 +284,12 @@ final class TransactionScope: Sendable {
 /// completions. Nested calls: the innermost transaction is current. Returns what `body` returns.
 ///
 /// ```swift
-/// let context = ViewUpdatingContext()
+/// import Foundation
+/// import UpdateContext
+///
+/// let updateContext = ViewUpdatingContext()
 /// withUpdateTransaction(UpdateTransaction(animation: .easeInOut(duration: 0.25))) {
-///     context.setNeedsUpdate()
+///     updateContext.setNeedsUpdate()
 /// }
 /// ```
 ///
@@ -307,9 +316,12 @@ public func withUpdateTransaction<Result>(_ transaction: UpdateTransaction, _ bo
 /// animated), like SwiftUI's `withAnimation`.
 ///
 /// ```swift
-/// let context = ViewUpdatingContext()
+/// import Foundation
+/// import UpdateContext
+///
+/// let updateContext = ViewUpdatingContext()
 /// withUpdateAnimation(.spring(duration: 0.4, bounce: 0.3)) {
-///     context.setNeedsUpdate()
+///     updateContext.setNeedsUpdate()
 /// }
 /// ```
 @discardableResult

@@ -8,10 +8,13 @@ extension ViewUpdatingContext {
     /// Any thread: from another thread the transaction waits in arrival order, with the other requests.
     ///
     /// ```swift
-    /// let context = ViewUpdatingContext()
+    /// import Foundation
+    /// import UpdateContext
+    ///
+    /// let updateContext = ViewUpdatingContext()
     /// var transaction = UpdateTransaction(animation: .easeOut(duration: 0.2))
     /// transaction.addCompletion { completion in print(completion) }
-    /// context.setNeedsUpdate(transaction: transaction)
+    /// updateContext.setNeedsUpdate(transaction: transaction)
     /// ```
     ///
     /// - Parameters:
@@ -57,8 +60,11 @@ extension ViewUpdatingContext {
     /// the delivery's completions then wait for that animation to end.
     ///
     /// ```swift
-    /// let context = ViewUpdatingContext()
-    /// context.onUpdateWithTransaction { transaction in
+    /// import Foundation
+    /// import UpdateContext
+    ///
+    /// let updateContext = ViewUpdatingContext()
+    /// updateContext.onUpdateWithTransaction { transaction in
     ///     transaction.animate { /* set view properties */ }
     /// }
     /// ```
@@ -88,6 +94,9 @@ extension ViewUpdatingContext {
     /// delivery is not animated, or outside a delivery. The delivery's completions wait for the animation.
     ///
     /// ```swift
+    /// import Foundation
+    /// import UpdateContext
+    ///
     /// final class Badge: ViewUpdating {
     ///     let updateContext = ViewUpdatingContext()
     ///     @NeedsUpdate var count = 0
@@ -118,12 +127,15 @@ extension ViewUpdatingContext {
     /// (``UpdateCompletion/DropReason/noUpdaters``).
     ///
     /// ```swift
+    /// import Foundation
+    /// import UpdateContext
+    ///
     /// final class Model { var isExpanded = false }
-    /// let context = ViewUpdatingContext()
+    /// let updateContext = ViewUpdatingContext()
     /// let model = Model()
-    /// context.animateWithFlushedUpdates(transaction: UpdateTransaction(animation: .easeInOut(duration: 0.3))) {
+    /// updateContext.animateWithFlushedUpdates(transaction: UpdateTransaction(animation: .easeInOut(duration: 0.3))) {
     ///     model.isExpanded = true
-    ///     context.setNeedsUpdate()
+    ///     updateContext.setNeedsUpdate()
     /// }
     /// ```
     ///

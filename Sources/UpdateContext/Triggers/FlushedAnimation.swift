@@ -5,18 +5,21 @@ extension ViewUpdatingContext {
     /// iOS 13 / macOS 10.15 and on Linux.
     ///
     /// ```swift
+    /// import Foundation
+    /// import UpdateContext
+    ///
     /// final class Model { var isExpanded = false }
     ///
-    /// let context = ViewUpdatingContext()
+    /// let updateContext = ViewUpdatingContext()
     /// let model = Model()
-    /// context.onUpdate { animated in print("render; animated:", animated) }
+    /// updateContext.onUpdate { animated in print("render; animated:", animated) }
     ///
-    /// context.setNeedsUpdate()                       // an earlier change, not to be animated
-    /// context.animateWithFlushedUpdates(using: { animations in
+    /// updateContext.setNeedsUpdate()                       // an earlier change, not to be animated
+    /// updateContext.animateWithFlushedUpdates(using: { animations in
     ///     animations()                               // UIKit: UIView.animate(withDuration: 0.3, animations: animations)
     /// }) {
     ///     model.isExpanded = true
-    ///     context.setNeedsUpdate()                   // delivered inside the animation, animated
+    ///     updateContext.setNeedsUpdate()                   // delivered inside the animation, animated
     /// }
     /// ```
     ///

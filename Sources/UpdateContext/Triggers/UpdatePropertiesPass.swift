@@ -51,6 +51,7 @@ extension ViewUpdatingContext {
     /// ``updateIfNeeded(file:line:)`` from the override of `updateProperties()`:
     ///
     /// ```swift
+    /// import UpdateContext
     /// import UIKit
     ///
     /// final class TitleView: UIView, ViewUpdating {
@@ -115,14 +116,6 @@ extension ViewUpdatingContext {
         return ViewUpdatingContext(
             label: label, animated: animated, scheduler: .mainRunLoop, refreshEvents: refreshEvents, file: file,
             line: line)
-    }
-
-    /// The old name of ``makeForUpdatePropertiesPass(label:animated:refreshEvents:file:line:)``.
-    @available(*, deprecated, renamed: "makeForUpdatePropertiesPass(animated:refreshEvents:)")
-    public static func forUpdatePropertiesPass(
-        animated: Bool = false, refreshEvents: [Notification.Name] = ViewUpdatingContext.defaultRefreshEvents
-    ) -> ViewUpdatingContext {
-        makeForUpdatePropertiesPass(animated: animated, refreshEvents: refreshEvents)
     }
 
     /// A context on a ``PassScheduler`` that asks for the pass through its binding (`bindPass(_:)`): the

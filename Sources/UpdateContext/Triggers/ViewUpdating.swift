@@ -8,6 +8,7 @@ import NotificationCoalescing
 /// cycle, however many requests the cycle made.
 ///
 /// ```swift
+/// import UpdateContext
 /// import UIKit
 ///
 /// final class ProfileViewController: UIViewController, ViewUpdating {
@@ -51,15 +52,6 @@ public protocol ViewUpdating: AnyObject {
 }
 
 extension ViewUpdating {
-    /// The implementation of types written before ``updateView(animated:)`` existed, which render from
-    /// `updateContext.onUpdate` closures instead: it renders nothing.
-    @available(
-        *, deprecated,
-        message:
-            "ViewUpdating now renders through updateView(animated:): implement it and call startUpdatingView() (an empty updateView(animated:) keeps onUpdate closures working as before)"
-    )
-    public func updateView(animated: Bool) {}
-
     /// Connects ``updateView(animated:)`` to ``updateContext``, and renders once at once, not animated.
     ///
     /// Call it once the views exist (`viewDidLoad`, `awakeFromNib`, the end of a view's `init`). The
@@ -192,10 +184,15 @@ extension ViewUpdating {
 /// value, and the animated one at the end of the cycle animates the new one.
 ///
 /// ```swift
+/// import Foundation
+/// import UpdateContext
+///
 /// final class DownloadViewController: UIViewController, ViewUpdating {
 ///     let updateContext = ViewUpdatingContext()
 ///     @NeedsUpdate var title = ""                         // equal titles request nothing
 ///     @NeedsUpdate(animated: true) var progress = 0.0     // changes animate
+///
+///     func updateView(animated: Bool) {}
 /// }
 /// ```
 ///

@@ -8,7 +8,7 @@
 public final class UpdateSubscription: Sendable {
     private let runner: any LinkedRunner
     private let link: UpdateLink
-    /// `false` only for the deprecated `setNeedsUpdate(on:)`, which ran until cancelled or the context went.
+    /// `false` only for `refreshes(on:)`, which lasts as long as the context, kept or not.
     private let cancelsOnRelease: Bool
 
     package init(runner: any LinkedRunner, link: UpdateLink, cancelsOnRelease: Bool = true) {
@@ -41,9 +41,12 @@ extension ViewUpdatingContext {
     /// as the updates should follow the sequence: releasing it stops them, as with `AnyCancellable`.
     ///
     /// ```swift
-    /// let context = ViewUpdatingContext()
+    /// import Foundation
+    /// import UpdateContext
+    ///
+    /// let updateContext = ViewUpdatingContext()
     /// let (changes, continuation) = AsyncStream.makeStream(of: Int.self)
-    /// let subscription = context.requestUpdates(from: changes)
+    /// let subscription = updateContext.requestUpdates(from: changes)
     /// continuation.yield(1)     // from any thread: one coalesced request
     /// subscription.cancel()     // or release it
     /// ```
@@ -61,22 +64,7 @@ extension ViewUpdatingContext {
     public func requestUpdates<S: AsyncSequence & Sendable>(
         from sequence: S, animated: Bool? = nil, file: StaticString = #fileID, line: UInt = #line
     ) -> UpdateSubscription {
-        subscribe(to: sequence, animated: animated, cancelsOnRelease: true, site: RequestSite(file: file, line: line))
-    }
-
-    /// The old name of ``requestUpdates(from:animated:file:line:)``, with the old lifetime: the subscription runs
-    /// until it is cancelled, the sequence finishes or the context is released, whether or not it is kept.
-    @available(
-        *, deprecated, renamed: "requestUpdates(from:animated:)",
-        message: "requestUpdates(from:animated:) returns a subscription that stops when released: keep it"
-    )
-    @discardableResult
-    public func setNeedsUpdate<S: AsyncSequence & Sendable>(on sequence: S, animated: Bool? = nil) -> UpdateSubscription
-    {
-        // The deprecated spelling keeps its signature (code written for it compiles with its fix-it); its
-        // requests are named by where the sequence's task requests.
-        subscribe(
-            to: sequence, animated: animated, cancelsOnRelease: false, site: RequestSite(file: #fileID, line: #line))
+        subscribe(to: sequence, animated: animated, site: RequestSite(file: file, line: line))
     }
 
     /// ``requestUpdates(from:animated:file:line:)`` whose requests each carry `transaction`: its animation, its values,
@@ -89,9 +77,12 @@ extension ViewUpdatingContext {
     /// the code that produced them: this is how a sequence's requests carry one.
     ///
     /// ```swift
-    /// let context = ViewUpdatingContext()
+    /// import Foundation
+    /// import UpdateContext
+    ///
+    /// let updateContext = ViewUpdatingContext()
     /// let (changes, continuation) = AsyncStream.makeStream(of: Int.self)
-    /// let subscription = context.requestUpdates(
+    /// let subscription = updateContext.requestUpdates(
     ///     from: changes, transaction: UpdateTransaction(animation: .easeOut(duration: 0.2)))
     /// continuation.yield(1)
     /// ```
@@ -107,21 +98,21 @@ extension ViewUpdatingContext {
     ) -> UpdateSubscription {
         let renewal = CompletionRenewal(transaction)
         let site = RequestSite(file: file, line: line)
-        return subscribe(to: sequence, cancelsOnRelease: true) { link in
+        return subscribe(to: sequence) { link in
             renewal.request(on: link, site: site)
         }
     }
 
     private func subscribe<S: AsyncSequence & Sendable>(
-        to sequence: S, animated: Bool?, cancelsOnRelease: Bool, site: RequestSite
+        to sequence: S, animated: Bool?, site: RequestSite
     ) -> UpdateSubscription {
-        subscribe(to: sequence, cancelsOnRelease: cancelsOnRelease) { $0.setNeedsUpdate(animated, site: site) }
+        subscribe(to: sequence) { $0.setNeedsUpdate(animated, site: site) }
     }
 
     /// Follows `sequence` on a task of its own: each element makes `request` on the link, until the
-    /// sequence ends, the subscription is cancelled (or released, when `cancelsOnRelease`) or the context goes.
+    /// sequence ends, the subscription is cancelled or released, or the context goes.
     private func subscribe<S: AsyncSequence & Sendable>(
-        to sequence: S, cancelsOnRelease: Bool, request: @escaping @Sendable (UpdateLink) -> Void
+        to sequence: S, request: @escaping @Sendable (UpdateLink) -> Void
     ) -> UpdateSubscription {
         let link = storage.link
         let key = link.reserveKey()
@@ -137,7 +128,7 @@ extension ViewUpdatingContext {
             }
         }
         link.register(task, key: key)
-        return UpdateSubscription(runner: task, link: link, cancelsOnRelease: cancelsOnRelease)
+        return UpdateSubscription(runner: task, link: link)
     }
 
     /// How many ``requestUpdates(from:animated:file:line:)`` subscriptions are still running.

@@ -11,16 +11,19 @@ extension ViewUpdatingContext {
     /// `updateProperties()`, on every platform that has the Observation module.
     ///
     /// ```swift
+    /// import Foundation
+    /// import UpdateContext
     /// import Observation
     ///
     /// @Observable final class Model { var title = "" }
     ///
     /// final class TitleViewController: UIViewController {
-    ///     let context = ViewUpdatingContext()
+    ///     let updateContext = ViewUpdatingContext()
     ///     let model = Model()
+    ///     private let titleLabel = UILabel()
     ///
     ///     func start() {
-    ///         context.onTrackedUpdate { [weak self] animated in
+    ///         updateContext.onTrackedUpdate { [weak self] animated in
     ///             guard let self else { return }
     ///             titleLabel.text = model.title    // a change to model.title requests an update
     ///         }                                     // (the first delivery, requested now, starts tracking)
@@ -66,19 +69,6 @@ extension ViewUpdatingContext {
         let updater = onTrackingUpdater(closure)
         setNeedsUpdate(file: file, line: line)
         return updater
-    }
-
-    /// The old spelling of ``onTrackedUpdate(file:line:_:)`` (with `tracking: true`) and ``onUpdate(_:)`` (with
-    /// `false`). Unlike ``onTrackedUpdate(file:line:_:)``, it does not request the first delivery: tracking starts
-    /// with the next delivery, whatever makes it.
-    @available(
-        *, deprecated,
-        message: "use onTrackedUpdate(_:) (it also requests the first delivery), or onUpdate(_:) for tracking: false"
-    )
-    @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
-    @discardableResult
-    public func onUpdate(tracking: Bool, _ closure: @escaping (_ animated: Bool) -> Void) -> ViewUpdater {
-        tracking ? onTrackingUpdater(closure) : onUpdate(closure)
     }
 
     /// An updater that runs `closure` under Observation tracking, keeping exactly one tracking alive.
