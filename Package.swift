@@ -22,7 +22,8 @@ let package = Package(
         .target(name: "NotificationCoalescing", dependencies: ["CCoalescingSupport"]),
         .target(name: "UpdateContext", dependencies: ["NotificationCoalescing", "CCoalescingSupport"]),
         .target(
-            name: "UpdateContextSwiftUI", dependencies: ["UpdateContext", "NotificationCoalescing", "CCoalescingSupport"]),
+            name: "UpdateContextSwiftUI",
+            dependencies: ["UpdateContext", "NotificationCoalescing", "CCoalescingSupport"]),
         .target(
             name: "UpdateContextCompatibility",
             dependencies: ["UpdateContext", "UpdateContextSwiftUI", "NotificationCoalescing", "CCoalescingSupport"]),

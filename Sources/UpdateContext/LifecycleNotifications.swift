@@ -36,8 +36,8 @@ extension ViewUpdatingContext {
     /// | platform | events | posted by |
     /// | --- | --- | --- |
     /// | iOS, iPadOS, tvOS, visionOS, Mac Catalyst | `UIApplication.willEnterForegroundNotification` | UIKit |
-    /// | macOS | `NSApplication.willBecomeActiveNotification`, and ``Foundation/Notification/Name/applicationWillEnterForeground`` | AppKit (each time the app becomes active); the second, your code |
-    /// | watchOS, Linux | ``Foundation/Notification/Name/applicationWillEnterForeground`` | nothing: post it yourself, or pass `refreshEvents: []` |
+    /// | macOS | `NSApplication.willBecomeActiveNotification`, and `.applicationWillEnterForeground` | AppKit (each time the app becomes active); the second, your code |
+    /// | watchOS, Linux | `.applicationWillEnterForeground` | nothing: post it yourself, or pass `refreshEvents: []` |
     public static let defaultRefreshEvents: [Notification.Name] = {
         #if canImport(AppKit) && !targetEnvironment(macCatalyst)
         [NSApplication.willBecomeActiveNotification, .applicationWillEnterForeground]

@@ -52,8 +52,9 @@ import NotificationCoalescing
 /// > mode (code waiting synchronously in a mode of its own); such work waits for the next common pass. ``setNeedsUpdate(animated:file:line:)``
 /// > may be called from any thread: a request made elsewhere is applied on the main thread, in arrival
 /// > order, and delivered in its next cycle. ``update(animated:file:line:)``, ``updateIfNeeded(file:line:)``,
-/// > ``suspend(file:line:)`` and ``resume(file:line:)`` must be called on the main thread (a
-/// > precondition says so). A request made while updaters run is delivered once, in a later cycle,
+/// > ``suspend(file:line:)`` and ``resume(file:line:)`` belong on the main thread: elsewhere a debug build
+/// > stops at the caller's line, and a release build reports the mistake through `UpdateDiagnostics` and
+/// > recovers as each method says. A request made while updaters run is delivered once, in a later cycle,
 /// > never recursively.
 ///
 /// The context does not keep its owner alive (capture `[weak self]` in updaters). Released — even

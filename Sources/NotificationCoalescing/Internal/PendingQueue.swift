@@ -299,22 +299,27 @@ package struct PendingQueue {
                 idle.append(pending)
             }
         }
-        removeAll(keepingMessages: true)
+        removeSlots()
         for pending in kept { append(pending) }
         asap.append(contentsOf: idle)
         return asap
     }
 
-    /// Drops everything (but the messages' entries, when a turn re-appends the slots it keeps).
-    package mutating func removeAll(keepingMessages: Bool = false) {
+    /// Drops everything.
+    package mutating func removeAll() {
+        removeSlots()
+        let keepCapacity = messages.count <= 1_024
+        messages.removeAll(keepingCapacity: keepCapacity)
+        byMessage.removeAll(keepingCapacity: keepCapacity)
+        lastMessage = nil
+    }
+
+    /// Drops the slots and the notifications' indexes, but not the held messages' entries (a turn re-appends
+    /// the slots it keeps).
+    private mutating func removeSlots() {
         let keepCapacity = slots.count <= 1_024
         slots.removeAll(keepingCapacity: keepCapacity)
         byNameAndSender.removeAll(keepingCapacity: keepCapacity)
-        if !keepingMessages {
-            messages.removeAll(keepingCapacity: keepCapacity)
-            byMessage.removeAll(keepingCapacity: keepCapacity)
-            lastMessage = nil
-        }
         byName = nil
         bySender = nil
         count = 0

@@ -12,13 +12,13 @@ import Foundation
 /// import Foundation
 /// import UpdateContext
 ///
-/// let context = ViewUpdatingContext(scheduler: .framePaced)
-/// // a producer thread calls context.setNeedsUpdate() 10 000 times a second…
+/// let updateContext = ViewUpdatingContext(scheduler: .framePaced)
+/// // a producer thread calls updateContext.setNeedsUpdate() 10 000 times a second…
 /// // …and the view renders at most once per frame, in that frame
 /// ```
 ///
 /// - The clock is a display link where the system has one: `CADisplayLink` on iOS, tvOS and visionOS, the
-///   main screen's on macOS 14 and later. ``main`` (`.framePaced`) ticks at the display's own rate;
+///   main screen's on macOS 14 and later. ``CoalescingScheduler/framePaced`` ticks at the display's own rate;
 ///   ``init(label:framesPerSecond:file:line:)`` caps the display link at that rate (`preferredFrameRateRange` from
 ///   iOS/tvOS 15 and on macOS 14, `preferredFramesPerSecond` below). On macOS below 14 (or without a
 ///   screen), watchOS and Linux it is a run-loop timer at ``framesPerSecond``.
@@ -55,7 +55,7 @@ public final class FramePacedScheduler: CoalescingScheduler, @unchecked Sendable
     /// The cap of the display link, and the rate of the timer where no display link is used.
     public let framesPerSecond: Double
 
-    /// Whether the display link ticks at the display's own rate (``main``) rather than capped at
+    /// Whether the display link ticks at the display's own rate (``CoalescingScheduler/framePaced``) rather than capped at
     /// ``framesPerSecond``.
     public let followsDisplay: Bool
 

@@ -159,7 +159,7 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
         observesMainThread ? ThreadIdentity.isMainThread : super.isCurrent
     }
 
-    /// `true` for ``main``: its turns are the main thread's cycles.
+    /// `true` for ``CoalescingScheduler/mainRunLoop``: its turns are the main thread's cycles.
     public override var isMainThreadScheduler: Bool { observesMainThread }
 
     /// Whether `mode` belongs to the run loop's common modes (or is `.common` itself).
