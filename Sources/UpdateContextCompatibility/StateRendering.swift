@@ -11,7 +11,7 @@ import UpdateContext
 /// (`$state.context.update()`) and the lifecycle refresh render even an unchanged state.
 ///
 /// ```swift
-/// import Foundation
+/// import UIKit
 /// import UpdateContext
 /// import UpdateContextCompatibility
 ///

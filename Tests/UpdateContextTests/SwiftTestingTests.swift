@@ -72,3 +72,33 @@ struct SwiftTestingTests {
         #expect(context.pendingCount == 0)
     }
 }
+
+/// The README's Swift Testing example: a `ViewUpdating` object on a manual scheduler, in a `@MainActor`
+/// test. On Linux, Swift Testing runs under `dispatchMain()`: the first thread has exited and main-actor
+/// jobs run as main-queue blocks on other threads, which is where `updateView(animated:)` must be called.
+@Suite("The canonical path under Swift Testing")
+struct CanonicalPathSwiftTestingTests {
+    final class Badge: ViewUpdating {
+        let updateContext: ViewUpdatingContext
+        @NeedsUpdate var count = 0
+        var shown: [Int] = []
+
+        init(scheduler: CoalescingScheduler) {
+            updateContext = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+        }
+
+        func updateView(animated: Bool) { shown.append(count) }
+    }
+
+    @MainActor @Test("A @MainActor test drives a ViewUpdating object on a manual scheduler")
+    func manyChangesRenderOnce() throws {
+        let scheduler = ManualScheduler()
+        let badge = Badge(scheduler: scheduler)
+        badge.startUpdatingView()
+        badge.count = 1
+        badge.count = 2
+        scheduler.turn()
+        #expect(badge.shown == [0, 2])
+        try scheduler.expectIdle()
+    }
+}

@@ -36,6 +36,14 @@ public final class DispatchMainScheduler: CoalescingScheduler, @unchecked Sendab
         DispatchQueue.getSpecific(key: Self.marker) == true || ThreadIdentity.isMainThread
     }
 
+    /// Whether the caller runs where main-actor code runs: the main thread, or a block of the main queue
+    /// (under `dispatchMain()`, and under Swift Testing on Linux, the first thread has exited and the main
+    /// queue's blocks — main-actor jobs among them — run on other threads). Any thread.
+    package static var isOnMainThreadOrQueue: Bool {
+        _ = sharedScheduler  // installs the marker on the main queue
+        return DispatchQueue.getSpecific(key: marker) == true || ThreadIdentity.isMainThread
+    }
+
     public override func requestTurn(insideTurn: Bool) {
         DispatchQueue.main.async { [self] in
             runTurn(mode: nil, isCommonMode: true)

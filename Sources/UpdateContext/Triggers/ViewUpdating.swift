@@ -113,7 +113,9 @@ extension ViewUpdating {
         guard context.storage.markOwnerConnected() else { return }
         let render: (Bool) -> Void = { [weak self] animated in
             guard let self else { return }
-            if !Thread.isMainThread {
+            // Where main-actor code runs: the main thread, or a main-queue block (under `dispatchMain()`
+            // and Swift Testing on Linux the first thread has exited, and the main queue runs elsewhere).
+            if !DispatchMainScheduler.isOnMainThreadOrQueue {
                 Misuse.unrecoverable(
                     "\(type(of: self)).updateView(animated:) is @MainActor, but its context delivered on another "
                         + "thread (its scheduler turns there). Create and turn the ManualScheduler on the main "
@@ -184,12 +186,12 @@ extension ViewUpdating {
 /// value, and the animated one at the end of the cycle animates the new one.
 ///
 /// ```swift
-/// import Foundation
+/// import UIKit
 /// import UpdateContext
 ///
 /// final class DownloadViewController: UIViewController, ViewUpdating {
 ///     let updateContext = ViewUpdatingContext()
-///     @NeedsUpdate var title = ""                         // equal titles request nothing
+///     @NeedsUpdate var headline = ""                      // equal headlines request nothing
 ///     @NeedsUpdate(animated: true) var progress = 0.0     // changes animate
 ///
 ///     func updateView(animated: Bool) {}

@@ -11,12 +11,14 @@ extension ViewUpdatingContext {
     /// `updateProperties()`, on every platform that has the Observation module.
     ///
     /// ```swift
-    /// import Foundation
+    /// import UIKit
     /// import UpdateContext
     /// import Observation
     ///
+    /// @available(iOS 17, *)
     /// @Observable final class Model { var title = "" }
     ///
+    /// @available(iOS 17, *)
     /// final class TitleViewController: UIViewController {
     ///     let updateContext = ViewUpdatingContext()
     ///     let model = Model()
@@ -86,21 +88,21 @@ extension ViewUpdatingContext {
         let state = TrackingState()
         let sentinel = TrackingSentinel()
         return onUpdate { animated in
-            // On the main thread (deliveries run there): retire the tracking that never fired.
-            if state.retire() { sentinel.change() }
+            // On the delivering thread: retire the tracking that never fired (the sentinel's change fires
+            // it here, synchronously; its `onChange` sees the retirement and requests nothing).
+            if state.beginRetiring() {
+                sentinel.change()
+            }
+            state.endRetiring()
             let generation = state.arm()
             withObservationTracking {
                 sentinel.read()
                 closure(animated)
             } onChange: {
                 // Observation calls this at the change's willSet, before the new value is stored. On the
-                // main thread the store is done before the cycle ends. On another thread the main thread may
-                // deliver (and track again) before it: this delivery must be followed by another.
-                let isMain = ThreadIdentity.isMainThread
-                switch state.fire(generation, onMainThread: isMain) {
-                case .retired: return
-                case .request: link.setNeedsUpdate(nil, site: RequestSite(.trackedChange))
-                }
+                // delivering thread the store is done before the cycle ends. On another thread the delivering
+                // thread may deliver (and track again) before it: this delivery must be followed by another.
+                if state.fire(generation) { link.setNeedsUpdate(nil, site: RequestSite(.trackedChange)) }
             }
             // After the updater (and the tracking it set up): a delivery that answered a change made on
             // another thread may have read the value before that thread stored it, and the tracking set up
@@ -113,54 +115,66 @@ extension ViewUpdatingContext {
 }
 
 /// What a tracked updater's tracking is doing: its generation (one per delivery), whether the current one
-/// is still armed, and whether a change was reported on another thread since the last delivery.
+/// is still armed, the thread that delivers (the main thread, or a manual scheduler's, or a main-queue
+/// block's under `dispatchMain()`), and whether a change was reported on another thread since the last
+/// delivery.
 private final class TrackingState: Sendable {
     private struct Words {
         var generation: UInt64 = 0
         var armed = false
+        var retiring = false
         var changedElsewhere = false
+        var deliveringThread: ThreadIdentity?
     }
-
-    enum Firing { case request, retired }
 
     private let words = Locked(Words())
 
     /// Retires the current generation; answers whether its tracking was still armed (never fired), so that
-    /// the caller fires it through the sentinel.
-    func retire() -> Bool {
+    /// the caller fires it through the sentinel before ``endRetiring()``.
+    func beginRetiring() -> Bool {
         words.withLock { words in
             defer {
                 words.generation &+= 1
                 words.armed = false
+                words.retiring = true
             }
             return words.armed
         }
     }
 
-    /// Arms a new generation and returns it.
+    func endRetiring() {
+        words.withLock { $0.retiring = false }
+    }
+
+    /// Arms a new generation, tracked on the calling (delivering) thread, and returns it.
     func arm() -> UInt64 {
         words.withLock { words in
             words.generation &+= 1
             words.armed = true
+            words.deliveringThread = .current
             return words.generation
         }
     }
 
-    /// A tracking of `generation` fired. The current one requests (once). A retired one requests only when
-    /// it fired on another thread (a real change, heard just before the retirement; the sentinel fires on
-    /// the main thread): the delivery under way may read the value before that thread stores it.
-    func fire(_ generation: UInt64, onMainThread: Bool) -> Firing {
+    /// A tracking of `generation` fired; answers whether to request. The sentinel's change on the delivering
+    /// thread, while retiring, requests nothing. The current generation requests once. A retired one requests
+    /// only when it fired on another thread (a real change, heard just before the retirement): the delivery
+    /// under way may read the value before that thread stores it. A change heard on another thread also
+    /// earns the follow-up delivery.
+    func fire(_ generation: UInt64) -> Bool {
         words.withLock { words in
+            let onDeliveringThread = words.deliveringThread?.isCurrent ?? true
+            if words.retiring && onDeliveringThread { return false }
             if generation == words.generation && words.armed {
                 words.armed = false
-                if !onMainThread { words.changedElsewhere = true }
-                return .request
+                if !onDeliveringThread { words.changedElsewhere = true }
+                return true
             }
-            if !onMainThread {
+            if !onDeliveringThread {
                 words.changedElsewhere = true
-                return .request
+                return true
             }
-            return .retired
+            return false
         }
     }
 
