@@ -1,6 +1,7 @@
 import CCoalescingSupport
 import CoreFoundation
 import Foundation
+import NotificationCoalescing
 
 /// An integer that producer threads add to and the main thread reads: C11 atomics that exist on every
 /// supported system (no `Synchronization`, which needs iOS 18 / macOS 15) and that ThreadSanitizer sees.
@@ -75,4 +76,21 @@ package final class CallsBack: @unchecked Sendable {
     private let action: () -> Void
     package init(_ action: @escaping () -> Void) { self.action = action }
     deinit { action() }
+}
+
+/// A list of strings any thread may append to: what observers, updaters and completions recorded.
+package final class SharedLog: Sendable {
+    private let lines = NotificationCoalescing.Locked<[String]>([])
+
+    package init() {}
+
+    package func append(_ line: String) {
+        lines.withLock { $0.append(line) }
+    }
+
+    package var entries: [String] { lines.withLock { $0 } }
+
+    package func removeAll() {
+        lines.withLock { $0.removeAll() }
+    }
 }

@@ -44,30 +44,7 @@ struct SendableBox<T>: @unchecked Sendable {
     init(_ value: T) { self.value = value }
 }
 
-/// A log that any thread may append to.
-final class MessageLog: @unchecked Sendable {
-    // @unchecked Sendable: every access goes through `lock`.
-    private let lock = NSLock()
-    private var _entries: [String] = []
-
-    func append(_ entry: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        _entries.append(entry)
-    }
-
-    var entries: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return _entries
-    }
-
-    func removeAll() {
-        lock.lock()
-        defer { lock.unlock() }
-        _entries.removeAll()
-    }
-}
+typealias MessageLog = SharedLog
 
 /// Foundation's typed messages, coalesced by a `NotificationCoalescingContext` and observed through the
 /// observing contexts. A `ManualScheduler` turned on the main thread (XCTest runs tests there) is the cycle.

@@ -65,21 +65,4 @@ func play(
     return result.written
 }
 
-/// A log any thread may append to.
-final class SendableLog: @unchecked Sendable {
-    // @unchecked Sendable: every access is under `lock`.
-    private let lock = NSLock()
-    private var _entries: [String] = []
-
-    func append(_ entry: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        _entries.append(entry)
-    }
-
-    var entries: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return _entries
-    }
-}
+typealias SendableLog = SharedLog

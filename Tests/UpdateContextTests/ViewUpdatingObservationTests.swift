@@ -174,19 +174,11 @@ final class ViewUpdatingObservationTests: XCTestCase {
             view.setNeedsUpdate()
             scheduler.turn()
         }
-        let reports = SendableLog()
-        let old = UpdateDiagnostics.handler
-        UpdateDiagnostics.handler = { report in
-            if report.kind == .delivery { reports.append("\(report.absorbedRequests ?? -1)") }
+        let absorbed = absorbedPerDelivery {
+            profile.name = "Once"
+            scheduler.turn()
         }
-        UpdateDiagnostics.isRecording = true
-        defer {
-            UpdateDiagnostics.isRecording = false
-            UpdateDiagnostics.handler = old
-        }
-        profile.name = "Once"
-        scheduler.turn()
-        XCTAssertEqual(reports.entries, ["1"], "one change, one request")
+        XCTAssertEqual(absorbed, ["1"], "one change, one request")
         XCTAssertEqual(view.shown.last, "Once/n")
     }
 
@@ -202,6 +194,17 @@ final class ViewUpdatingObservationTests: XCTestCase {
             context.setNeedsUpdate()
             scheduler.turn()
         }
+        let absorbed = absorbedPerDelivery {
+            profile.name = "Once"
+            scheduler.turn()
+        }
+        XCTAssertEqual(absorbed, ["1"])
+        XCTAssertEqual(seen.count, 2_002)
+        XCTAssertEqual(seen.last, "Once")
+    }
+
+    /// How many requests each delivery `body` makes absorbed (diagnostics recording, on for `body` only).
+    private func absorbedPerDelivery(_ body: () -> Void) -> [String] {
         let reports = SendableLog()
         let old = UpdateDiagnostics.handler
         UpdateDiagnostics.handler = { report in
@@ -212,11 +215,8 @@ final class ViewUpdatingObservationTests: XCTestCase {
             UpdateDiagnostics.isRecording = false
             UpdateDiagnostics.handler = old
         }
-        profile.name = "Once"
-        scheduler.turn()
-        XCTAssertEqual(reports.entries, ["1"])
-        XCTAssertEqual(seen.count, 2_002)
-        XCTAssertEqual(seen.last, "Once")
+        body()
+        return reports.entries
     }
 
     func testTheOptOutTracksNothing() {

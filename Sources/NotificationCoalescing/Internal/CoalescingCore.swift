@@ -52,11 +52,10 @@ final class CoalescingCore: TurnClient, Sendable {
         modes: [RunLoop.Mode]
     ) {
         if modes != Self.defaultModes { scheduler.prepare(modes: modes) }
-        enum Ask { case nothing, schedule, turnOnly }
         // What coalescing replaces is released after the lock: a notification's `object` and `userInfo`
         // values are the user's, and their deinit may call back into this context.
         var replaced: [PendingNotification] = []
-        let ask = state.withLock { state -> Ask in
+        let ask = state.withLock { state -> TurnAsk in
             if state.isCancelled { return .nothing }
             let sender = SenderKey(notification.object) {
                 state.nextUnmatchedSender &+= 1
@@ -65,17 +64,31 @@ final class CoalescingCore: TurnClient, Sendable {
             state.queue.removeMatching(name: notification.name, sender: sender, mask: mask, into: &replaced)
             state.queue.append(
                 PendingNotification(notification: notification, style: style, modes: modes, sender: sender))
-            if !state.isQueued {
-                state.isQueued = true
-                return .schedule
-            }
-            if state.isParked {
-                state.isParked = false
-                return .turnOnly
-            }
-            return .nothing
+            return Self.askForTurn(&state)
         }
         replaced.removeAll()
+        perform(ask)
+    }
+
+    /// What a hold asks of the scheduler.
+    private enum TurnAsk { case nothing, schedule, turnOnly }
+
+    /// After a hold, under the lock: whether to ask the scheduler for a turn (the first work) or only to
+    /// wake a parked core.
+    private static func askForTurn(_ state: inout State) -> TurnAsk {
+        if !state.isQueued {
+            state.isQueued = true
+            return .schedule
+        }
+        if state.isParked {
+            state.isParked = false
+            return .turnOnly
+        }
+        return .nothing
+    }
+
+    /// Asks the scheduler, outside the lock.
+    private func perform(_ ask: TurnAsk) {
         switch ask {
         case .nothing: break
         case .schedule: scheduler.schedule(self)
@@ -87,31 +100,18 @@ final class CoalescingCore: TurnClient, Sendable {
     /// (type, subject) in place. The path of an enqueue that is already pending: one lock, one hash of two
     /// words, a swap.
     func hold(message post: inout any MessagePosting, key: MessageKey, subject: AnyObject?) {
-        enum Ask { case nothing, schedule, turnOnly }
         // What coalescing replaces (the user's message) comes back in `post`, released by the caller, after
         // the lock.
-        let ask = state.withLock { state -> Ask in
+        let ask = state.withLock { state -> TurnAsk in
             if state.isCancelled { return .nothing }
             state.queue.holdMessage(&post, key: key, subject: subject) {
                 PendingNotification(
                     notification: Notification(name: Self.messagePlaceholder), style: .asap,
                     modes: Self.defaultModes, sender: .none, messageKey: key)
             }
-            if !state.isQueued {
-                state.isQueued = true
-                return .schedule
-            }
-            if state.isParked {
-                state.isParked = false
-                return .turnOnly
-            }
-            return .nothing
+            return Self.askForTurn(&state)
         }
-        switch ask {
-        case .nothing: break
-        case .schedule: scheduler.schedule(self)
-        case .turnOnly: scheduler.schedule(nil)
-        }
+        perform(ask)
     }
 
     /// What stands in for a held message's notification (never posted).
