@@ -110,7 +110,6 @@ package struct PendingQueue {
     private var byNameAndSender: [NameAndSender: [Int]] = [:]
     private var byName: [Notification.Name: [Int]]?
     private var bySender: [SenderKey: [Int]]?
-    /// The held typed messages by key: their slot, and what posts them (the latest enqueued).
     /// The held typed messages (one per key, in no particular order) and their index by key.
     private var messages: [HeldMessage] = []
     private var byMessage: [MessageKey: Int] = [:]
@@ -244,14 +243,11 @@ package struct PendingQueue {
     /// Holds `pending` after everything held so far.
     package mutating func append(_ pending: PendingNotification) {
         let position = slots.count
-        if pending.messageKey != nil {
-            // A held message's slot moving (compaction, a turn that keeps it): its entry stays by key.
-            slots.append(pending)
-            count += 1
-            return
-        }
         slots.append(pending)
         count += 1
+        // A held message's slot moving (compaction, a turn that keeps it): its entry stays by key, and no
+        // notification index lists it.
+        guard pending.messageKey == nil else { return }
         byNameAndSender[NameAndSender(name: pending.notification.name, sender: pending.sender), default: []]
             .append(position)
         if byName != nil { byName![pending.notification.name, default: []].append(position) }

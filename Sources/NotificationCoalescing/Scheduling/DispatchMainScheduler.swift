@@ -39,9 +39,12 @@ public final class DispatchMainScheduler: CoalescingScheduler, @unchecked Sendab
     /// Whether the caller runs where main-actor code runs: the main thread, or a block of the main queue
     /// (under `dispatchMain()`, and under Swift Testing on Linux, the first thread has exited and the main
     /// queue's blocks — main-actor jobs among them — run on other threads). Any thread.
+    /// Asked on every delivery of a `ViewUpdating` object: the main thread's thread-local check first, the
+    /// queue lookup only off it.
     package static var isOnMainThreadOrQueue: Bool {
+        if ThreadIdentity.isMainThread { return true }
         _ = sharedScheduler  // installs the marker on the main queue
-        return DispatchQueue.getSpecific(key: marker) == true || ThreadIdentity.isMainThread
+        return DispatchQueue.getSpecific(key: marker) == true
     }
 
     public override func requestTurn(insideTurn: Bool) {

@@ -93,7 +93,6 @@ extension ViewUpdatingContext {
             if state.beginRetiring() {
                 sentinel.change()
             }
-            state.endRetiring()
             let generation = state.arm()
             withObservationTracking {
                 sentinel.read()
@@ -129,12 +128,12 @@ private final class TrackingState: Sendable {
 
     private let words = Locked(Words())
 
-    /// Retires the current generation; answers whether its tracking was still armed (never fired), so that
-    /// the caller fires it through the sentinel before ``endRetiring()``.
+    /// Retires the current generation (disarmed, it is no longer the one that requests); answers whether its
+    /// tracking was still armed (never fired), so that the caller fires it through the sentinel before
+    /// ``arm()`` ends the retirement.
     func beginRetiring() -> Bool {
         words.withLock { words in
             defer {
-                words.generation &+= 1
                 words.armed = false
                 words.retiring = true
             }
@@ -142,13 +141,10 @@ private final class TrackingState: Sendable {
         }
     }
 
-    func endRetiring() {
-        words.withLock { $0.retiring = false }
-    }
-
-    /// Arms a new generation, tracked on the calling (delivering) thread, and returns it.
+    /// Ends the retirement and arms a new generation, tracked on the calling (delivering) thread; returns it.
     func arm() -> UInt64 {
         words.withLock { words in
+            words.retiring = false
             words.generation &+= 1
             words.armed = true
             words.deliveringThread = .current
