@@ -84,6 +84,19 @@ package struct ReferenceRules: Sendable {
         }
     }
 
+    /// `update(transaction:)` with `animation` (its description; `nil`: not animated) and a completion `id`,
+    /// if any: an explicit flag ("has an animation"), delivered now with what is pending.
+    package mutating func update(transaction animation: UpdateAnimationLabel?, completion id: Int?) {
+        if let id { pendingCompletions.append(id) }
+        if let animation { pendingAnimation = animation }
+        flagsSinceDelivery.append(animation != nil)
+        if suspended > 0 {
+            dirty = true
+        } else {
+            emit()
+        }
+    }
+
     /// The end of a cycle (also `updateIfNeeded()`).
     package mutating func endOfCycle() {
         if dirty && suspended == 0 { emit() }

@@ -20,7 +20,7 @@ struct MainActorMessagePost<M: NotificationCenter.MainActorMessage>: MessagePost
 
     @usableFromInline
     func post(to center: NotificationCenter, subject: AnyObject?) {
-        guard ThreadIdentity.isMainThread else {
+        guard MainActorPlace.isCurrent else {
             Misuse.unrecoverable(
                 "A NotificationCoalescingContext posts the main-actor message \(M.self) at a "
                     + "turn off the main thread: a MainActorMessage is posted on the main actor. Give the context "

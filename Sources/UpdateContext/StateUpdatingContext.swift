@@ -145,12 +145,16 @@ public final class StateUpdatingContext<State: Equatable> {
         }
     }
 
-    /// Runs `body` on the state until it commits, keeping the early flush's state for a request with
-    /// `animated`; returns whether the state changed.
+    /// Runs `body` on the state until it commits; returns whether the state changed. An animated change
+    /// (`animated`, the request's effective flag) made while a non-animated request is pending keeps the rules'
+    /// early flush from showing it: on the main thread the flush is made now, before the change is stored, so
+    /// it renders the state before it (as a `@NeedsUpdate` property does); on another thread, where the flush
+    /// comes when the requests are applied in arrival order, the state before the change is kept for it.
     private func commit(animated: Bool?, file: StaticString, line: UInt, _ body: (inout State) -> Void) -> Bool {
         let me = ThreadIdentity.current
+        let storage = context.storage
         while true {
-            let (before, version) = storage.withLock { stored -> (State, UInt64) in
+            let (before, version) = self.storage.withLock { stored -> (State, UInt64) in
                 if stored.bodyThreads.contains(where: { $0.isCurrent }) {
                     Misuse.unrecoverable(
                         "StateUpdatingContext.modify called from inside its own body (or `state` set there); "
@@ -162,10 +166,19 @@ public final class StateUpdatingContext<State: Equatable> {
             var after = before
             body(&after)
             let changed = after != before
+            // Outside every lock: the flush calls the renderers (which may change the state: the version check
+            // below then runs the body again, on the newer state, and the flush has nothing left to do).
+            // (Inside a delivery the request waits in the inbox, behind what was asked there: kept too.)
+            let flushesNow =
+                changed && animated == true && storage.isOnSchedulerThread
+                && !storage.machinePointer.pointee.isDelivering
+            if flushesNow { storage.flushBeforeChange(true) }
+            let keepsStateBefore =
+                changed && animated == true && !flushesNow && storage.hasNonAnimatedRequestPending
             // After the commit below, `after` holds the state it replaced.
             // The replaced state is released after the lock: its deinit (a class inside it) is the user's.
             var replaced: State?
-            let committed = storage.withLock { stored -> Bool in
+            let committed = self.storage.withLock { stored -> Bool in
                 if let index = stored.bodyThreads.firstIndex(where: { $0.isCurrent }) {
                     stored.bodyThreads.remove(at: index)
                 }
@@ -177,7 +190,9 @@ public final class StateUpdatingContext<State: Equatable> {
                         replaced = stored.flushState  // `T F`: everything renders without animation
                         stored.flushState = nil
                     case true?:
-                        if stored.nonAnimatedPending && stored.flushState == nil { stored.flushState = before }
+                        if (keepsStateBefore || stored.nonAnimatedPending && !flushesNow) && stored.flushState == nil {
+                            stored.flushState = before
+                        }
                         stored.nonAnimatedPending = false
                     case nil:
                         break

@@ -241,7 +241,7 @@ public struct ViewPropertyInvalidating<Value: Equatable, Invalidation: ViewInval
     ) -> Value {
         get { instance[keyPath: storageKeyPath].value }
         set {
-            if !Thread.isMainThread {
+            if !MainActorPlace.isCurrent {
                 // fatalError: the message survives release builds (a precondition's does not).
                 fatalError(
                     "@ViewInvalidating property of \(type(of: instance)) set off the main thread: views are main-thread only"

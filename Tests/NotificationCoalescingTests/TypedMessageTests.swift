@@ -220,6 +220,38 @@ final class TypedMessageTests: XCTestCase {
         scheduler.turn()
     }
 
+    /// The suspicion of the outside reading of 0.2.0, pinned: a main-actor message replaced by an enqueue made
+    /// on another thread is released there, by that enqueue — what `sending` hands over may be released on any
+    /// thread, and holding every replaced message for the main thread would make memory follow the number of
+    /// enqueues. The docs say so (`enqueue(_:subject:)`): enqueue on the main actor a message whose payload must
+    /// be released there. The message that is posted is released on the main thread, after its post.
+    func testAReplacedMainActorMessageIsReleasedOnTheThreadOfTheEnqueueThatReplacedIt() {
+        final class Witness: @unchecked Sendable {
+            // @unchecked Sendable: `log` is thread-safe, `name` immutable.
+            let name: String
+            let log: MessageLog
+            init(_ name: String, log: MessageLog) {
+                self.name = name
+                self.log = log
+            }
+            deinit { log.append("\(name) released on the \(Thread.isMainThread ? "main" : "other") thread") }
+        }
+        struct Carrying: NotificationCenter.MainActorMessage {
+            typealias Subject = MessageSubject
+            let witness: Witness
+        }
+        let releases = MessageLog()
+        let context = self.context!
+        let subject = s1
+        onAnotherThread {
+            context.enqueue(Carrying(witness: Witness("first", log: releases)), subject: subject)
+            context.enqueue(Carrying(witness: Witness("second", log: releases)), subject: subject)
+        }
+        XCTAssertEqual(releases.entries, ["first released on the other thread"])
+        scheduler.turn()
+        XCTAssertEqual(releases.entries, ["first released on the other thread", "second released on the main thread"])
+    }
+
     func testMemoryFollowsWhatIsHeldOverAMillionEnqueues() {
         for value in 0..<1_000_000 { context.enqueue(Ping(value), subject: value % 2 == 0 ? s1 : s2) }
         XCTAssertEqual(context.pendingCount, 2)

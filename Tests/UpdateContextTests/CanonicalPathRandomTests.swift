@@ -273,12 +273,15 @@ final class CanonicalPathRandomTests: XCTestCase {
         /// `modify`) claims the completion on entry, before the early flush it causes inside; a property or
         /// the closure form flushes before its change, before the request exists, so that flush can finish
         /// the completion first.
+        /// `alsoJoining`: the scope an explicit transaction's request made in a body joins (its completion waits
+        /// for the request too, as `scope`'s does).
         func modelRequest(
-            _ subject: Subject, flag: Bool?, transaction: String??, scope: Scope?, holdsFirst: Bool = false,
-            change: () -> Void
+            _ subject: Subject, flag: Bool?, transaction: String??, scope: Scope?, alsoJoining outer: Scope? = nil,
+            holdsFirst: Bool = false, change: () -> Void
         ) {
-            var joins = holdsFirst && (scope.map { !$0.spent } ?? false)
-            if joins { scope!.pending += 1 }
+            let scopes = [scope, outer].compactMap { $0 }
+            var joined = holdsFirst ? scopes.filter { !$0.spent } : []
+            for joining in joined { joining.pending += 1 }
             let before = subject.rules.deliveries.count
             if let transaction {
                 subject.rules.setNeeds(transaction: transaction, completion: nil)
@@ -287,11 +290,11 @@ final class CanonicalPathRandomTests: XCTestCase {
             }
             if subject.rules.deliveries.count > before { modelDelivered(subject, forced: false) }
             change()
-            if !holdsFirst, let scope, !scope.spent {
-                scope.pending += 1
-                joins = true
+            if !holdsFirst {
+                joined = scopes.filter { !$0.spent }
+                for joining in joined { joining.pending += 1 }
             }
-            if joins { subject.pendingScopes.append(scope!) }
+            subject.pendingScopes.append(contentsOf: joined)
         }
 
         func modelTurn() {
@@ -327,10 +330,22 @@ final class CanonicalPathRandomTests: XCTestCase {
         func change(_ subject: Subject, scope: Scope?, nestedAnimation: UpdateAnimation?? = nil) {
             let value = nextValue
             nextValue += 1
-            let route = Int.random(in: 0..<5, using: &random)
+            let route = Int.random(in: 0..<6, using: &random)
             // In a nested scope the innermost animation (even none) wins; the completion is the outer one's.
             let scoped: String?? = scope.map { s in (nestedAnimation ?? s.animation).map(Self.label) }
             guard subject.isAlive else { return }  // released inside a delivery earlier in this step
+            if route == 5 {
+                // A plain non-animated request (no change of its own): a later animated change flushes first.
+                log.append("\(subject.id).setNeedsUpdate(F)\(scope.map { " in s\($0.id)" } ?? "")")
+                let (effective, transaction) = Self.effective(false, scoped)
+                modelRequest(subject, flag: effective, transaction: transaction, scope: scope) {}
+                if let state = subject.stateProbe {
+                    state.context.context.setNeedsUpdate(animated: false)
+                } else {
+                    subject.probe!.updateContext.setNeedsUpdate(animated: false)
+                }
+                return
+            }
             if let state = subject.stateProbe {
                 let flag: Bool? = [nil, false, true].randomElement(using: &random)!
                 log.append(
@@ -384,6 +399,35 @@ final class CanonicalPathRandomTests: XCTestCase {
             }
         }
 
+        /// A transaction with a completion of its own, given to one request (`modify(transaction:)` for a
+        /// state subject, `setNeedsUpdate(transaction:)` before a hidden change otherwise); inside a scope's
+        /// body the request joins the scope too (its own animation, even none, wins).
+        func explicitTransaction(on subject: Subject, joining outer: Scope?) {
+            guard subject.isAlive else { return }
+            let scope = Scope(id: nextScope, animation: animations.randomElement(using: &random)!)
+            nextScope += 1
+            var transaction = UpdateTransaction(animation: scope.animation)
+            transaction.addCompletion(recordCall(scope.id))
+            let value = nextValue
+            nextValue += 1
+            log.append(
+                "\(subject.id).transaction s\(scope.id) \(scope.animation.map(Self.label) ?? "-")=\(value)"
+                    + (outer.map { " in s\($0.id)" } ?? ""))
+            let label: String?? = .some(scope.animation.map(Self.label))
+            modelRequest(subject, flag: nil, transaction: label, scope: scope, alsoJoining: outer, holdsFirst: true) {
+                subject.values[subject.isState ? 0 : 3] = value
+            }
+            if let state = subject.stateProbe {
+                state.context.modify(transaction: transaction) { $0 = value }
+            } else if let probe = subject.probe {
+                // Request before you change (the documented order for the plain call).
+                probe.updateContext.setNeedsUpdate(transaction: transaction)
+                probe.hidden = value
+            }
+            scope.isOpen = false
+            finishIfDone(scope)
+        }
+
         func recordCall(_ id: Int) -> @MainActor @Sendable (UpdateCompletion) -> Void {
             { completion in
                 let text: String
@@ -431,7 +475,9 @@ final class CanonicalPathRandomTests: XCTestCase {
                     withUpdateTransaction(transaction) {
                         for _ in 0..<count {
                             let target = subjects.randomElement(using: &random)!
-                            if Int.random(in: 0..<4, using: &random) == 0 {
+                            if Int.random(in: 0..<5, using: &random) == 0 {
+                                explicitTransaction(on: target, joining: scope)
+                            } else if Int.random(in: 0..<4, using: &random) == 0 {
                                 let inner = animations.randomElement(using: &random)!
                                 log.append("nested \(inner.map(Self.label) ?? "-") {")
                                 withUpdateAnimation(inner) {
@@ -472,9 +518,16 @@ final class CanonicalPathRandomTests: XCTestCase {
                     }
                 case 51..<55:
                     // A subscription's element: a request with its transaction through the link (what a
-                    // sequence's task does), joining the completion's live instance or renewing it.
+                    // sequence's task does). Its completion runs once per delivery that shows one or more
+                    // elements: the early flush its animated request causes (a non-animated update pending)
+                    // shows, and completes, the elements before it; this one joins the next run.
                     guard let probe = subject.probe, let subscription = subject.subscription else { break }
                     log.append("\(subject.id).element q\(subscription.id)")
+                    let label: String?? = .some(subscription.animation.map(Self.label))
+                    modelRequest(
+                        subject, flag: subscription.animation != nil, transaction: label, scope: nil,
+                        holdsFirst: true
+                    ) {}
                     if subject.subscriptionInstance?.spent ?? true {
                         let instance = Scope(
                             id: nextScope, animation: subscription.animation, name: "q\(subscription.id)")
@@ -482,36 +535,12 @@ final class CanonicalPathRandomTests: XCTestCase {
                         instance.isOpen = false
                         subject.subscriptionInstance = instance
                     }
-                    let label: String?? = .some(subscription.animation.map(Self.label))
-                    modelRequest(
-                        subject, flag: subscription.animation != nil, transaction: label,
-                        scope: subject.subscriptionInstance, holdsFirst: true
-                    ) {}
+                    subject.subscriptionInstance!.pending += 1
+                    subject.pendingScopes.append(subject.subscriptionInstance!)
                     subscription.renewal.request(
                         on: probe.updateContext.updateLink, site: RequestSite(file: #fileID, line: #line))
                 case 55..<58:
-                    // A transaction with a completion, given to one request (`modify(transaction:)` for a
-                    // state subject, `setNeedsUpdate(transaction:)` around a hidden change otherwise).
-                    let scope = Scope(id: nextScope, animation: animations.randomElement(using: &random)!)
-                    nextScope += 1
-                    var transaction = UpdateTransaction(animation: scope.animation)
-                    transaction.addCompletion(recordCall(scope.id))
-                    let value = nextValue
-                    nextValue += 1
-                    log.append("transaction s\(scope.id) \(scope.animation.map(Self.label) ?? "-")=\(value)")
-                    let label: String?? = .some(scope.animation.map(Self.label))
-                    modelRequest(subject, flag: nil, transaction: label, scope: scope, holdsFirst: true) {
-                        subject.values[subject.isState ? 0 : 3] = value
-                    }
-                    if let state = subject.stateProbe {
-                        state.context.modify(transaction: transaction) { $0 = value }
-                    } else if let probe = subject.probe {
-                        // Request before you change (the documented order for the plain call).
-                        probe.updateContext.setNeedsUpdate(transaction: transaction)
-                        probe.hidden = value
-                    }
-                    scope.isOpen = false
-                    finishIfDone(scope)
+                    explicitTransaction(on: subject, joining: nil)
                 case 58..<80:
                     log.append("turn")
                     modelTurn()

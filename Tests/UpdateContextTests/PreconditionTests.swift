@@ -45,6 +45,19 @@ final class PreconditionTests: XCTestCase {
             }
             done.wait()
         },
+        "scheduler turned on another thread": {
+            // A manual scheduler created (and so turned) on another thread; startUpdatingView() on this one.
+            let scheduler = NotificationCoalescing.Locked<ManualScheduler?>(nil)
+            let made = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                scheduler.withLock { $0 = ManualScheduler() }
+                made.signal()
+                Thread.sleep(forTimeInterval: 60)
+            }
+            made.wait()
+            let badge = ElsewhereBadge(scheduler: scheduler.withLock { $0 }!)
+            badge.startUpdatingView()
+        },
         "view updated off the main thread": {
             let done = DispatchSemaphore(value: 0)
             Thread.detachNewThread {
@@ -70,32 +83,15 @@ final class PreconditionTests: XCTestCase {
         _ name: String, mentioning expected: String, file: StaticString = #filePath, line: UInt = #line
     ) throws {
         #if os(Linux)
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-        child.arguments = ["UpdateContextTests.PreconditionTests/testTrapChild"]
-        // No backtrace (quicker, shorter): the message is what is checked.
-        child.environment = ProcessInfo.processInfo.environment.merging(
-            ["CVU_TRAP_CASE": name, "SWIFT_BACKTRACE": "enable=no"]) { $1 }
-        // The output goes to a file, not a pipe: reading a pipe to its end waits for every copy of its
-        // write end, which a sanitizer's runtime may keep open.
-        let outputURL = FileManager.default.temporaryDirectory.appendingPathComponent("cvu-trap-\(UUID().uuidString)")
-        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
-        let output = try FileHandle(forWritingTo: outputURL)
-        defer { try? FileManager.default.removeItem(at: outputURL) }
-        child.standardOutput = output
-        child.standardError = output
-        try child.run()
-        let deadline = Date(timeIntervalSinceNow: 120)
-        while child.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-        if child.isRunning {
-            child.terminate()
+        guard
+            let (status, text) = try runChildProcess(
+                test: "UpdateContextTests.PreconditionTests/testTrapChild", environment: ["CVU_TRAP_CASE": name])
+        else {
             XCTFail("\(name): the child neither stopped nor returned in 120 s", file: file, line: line)
             return
         }
-        try output.close()
-        let text = String(decoding: (try? Data(contentsOf: outputURL)) ?? Data(), as: UTF8.self)
         XCTAssertFalse(text.contains("returned"), "\(name): the bad input was accepted", file: file, line: line)
-        XCTAssertNotEqual(child.terminationStatus, 0, "\(name): the child did not stop", file: file, line: line)
+        XCTAssertNotEqual(status, 0, "\(name): the child did not stop", file: file, line: line)
         XCTAssertTrue(
             text.contains(expected), "\(name): the message does not name the mistake:\n\(text.suffix(600))",
             file: file, line: line)
@@ -123,6 +119,12 @@ final class PreconditionTests: XCTestCase {
             "view updated off the main thread", mentioning: "OffMainBadge.updateView(animated:) is @MainActor")
         try assertTraps("view updated off the main thread", mentioning: "mark the test @MainActor")
         try assertTraps("view updated off the main thread", mentioning: here)
+        // On the main thread, with a context whose scheduler turns elsewhere: stopped at the call, saying so.
+        try assertTraps(
+            "scheduler turned on another thread",
+            mentioning: "ElsewhereBadge.updateView(animated:) is @MainActor, but its context's scheduler delivers on "
+                + "another thread")
+        try assertTraps("scheduler turned on another thread", mentioning: here)
     }
 
     /// A main-actor message needs the main thread's scheduler: enqueued on another, it stops at the enqueue's
@@ -142,6 +144,13 @@ final class PreconditionTests: XCTestCase {
         try assertTraps("bounce above 1", mentioning: "bounce must be finite and between -1 and 1 (got 1.5)")
         try assertTraps("non-finite bounce", mentioning: "bounce must be finite and between -1 and 1 (got -inf)")
     }
+}
+
+/// A `ViewUpdating` object whose context's scheduler was made (and so turns) on another thread.
+private final class ElsewhereBadge: ViewUpdating {
+    let updateContext: ViewUpdatingContext
+    init(scheduler: ManualScheduler) { updateContext = ViewUpdatingContext(scheduler: scheduler, refreshEvents: []) }
+    func updateView(animated: Bool) {}
 }
 
 /// The README's `Badge`, not main-actor isolated, driven by a manual scheduler made on another thread.

@@ -41,7 +41,7 @@ final class RandomizedModelTests: XCTestCase {
         var model: ReferenceRules
         /// Requests made off the main thread or inside updaters: applied at the context's next main-thread
         /// interaction or turn, in order (CONTRACT: "applied on the main thread in arrival order").
-        var inbox: [Bool?] = []
+        var inbox: [Request] = []
         var delivered: [Bool] = []
         /// Flags the secondary updaters got, per delivery (must equal the primary's).
         var disagreements = 0
@@ -50,7 +50,8 @@ final class RandomizedModelTests: XCTestCase {
         var callsAfterRemoval = 0
         var callsAfterRelease = 0
         var released = false
-        var requestInside: Bool?? = nil
+        /// What the next delivery's updater requests (deferred: updaters are running).
+        var requestInside: Request?
         var inPrivateTurn = false
         var deliveredInPrivateTurn = 0
         /// The animation of each delivery, as its updater saw the transaction (`nil`: not animated).
@@ -62,9 +63,52 @@ final class RandomizedModelTests: XCTestCase {
         }
 
         func applyInbox() {
-            for flag in inbox { model.setNeeds(flag) }
+            for request in inbox { apply(request) }
             inbox.removeAll()
         }
+
+        func apply(_ request: Request) {
+            switch request {
+            case .flag(let flag): model.setNeeds(flag)
+            case .transaction(let animation, let id): model.setNeeds(transaction: animation.map(label), completion: id)
+            }
+        }
+    }
+
+    /// A request as the model applies it: a flag, or a transaction's animation with a completion's id.
+    enum Request {
+        case flag(Bool?)
+        case transaction(UpdateAnimation?, completion: Int?)
+
+        var text: String {
+            switch self {
+            case .flag(let flag): flag.map { $0 ? "T" : "F" } ?? "N"
+            case .transaction(let animation, let id):
+                "t(\(animation.map { "\($0)" } ?? "-"))\(id.map { " #\($0)" } ?? "")"
+            }
+        }
+    }
+
+    static func label(_ animation: UpdateAnimation) -> String {
+        animation == .default ? "default" : "\(animation)"
+    }
+
+    /// Makes `request` on `context`, with its completion recorded by `recorder`.
+    static func make(_ request: Request, on context: ViewUpdatingContext, recorder: CompletionRecorder) {
+        switch request {
+        case .flag(let flag):
+            context.setNeedsUpdate(animated: flag)
+        case .transaction(let animation, let id):
+            context.setNeedsUpdate(transaction: transaction(animation, id, recorder: recorder))
+        }
+    }
+
+    static func transaction(_ animation: UpdateAnimation?, _ id: Int?, recorder: CompletionRecorder)
+        -> UpdateTransaction
+    {
+        var transaction = UpdateTransaction(animation: animation)
+        if let id { transaction.addCompletion { recorder.record(id, $0) } }
+        return transaction
     }
 
     func testRandomInterleavingsAgreeWithTheReferenceModel() {
@@ -91,10 +135,10 @@ final class RandomizedModelTests: XCTestCase {
                 let animation = context.deliveryTransaction?.animation
                 subject.deliveredAnimations.append(
                     animation.map { $0 == .default ? "default" : "\($0)" })
-                if let flag = subject.requestInside {
+                if let request = subject.requestInside {
                     subject.requestInside = nil
-                    subject.inbox.append(flag)
-                    context.setNeedsUpdate(animated: flag)  // deferred: updaters are running
+                    subject.inbox.append(request)
+                    Self.make(request, on: context, recorder: subject.completions)  // deferred: updaters are running
                 }
             }
             subject.secondary = context.onUpdate { [unowned subject] animated in
@@ -150,22 +194,17 @@ final class RandomizedModelTests: XCTestCase {
                 let animation = transactionAnimations.randomElement(using: &random)!
                 let id: Int? = Bool.random(using: &random) ? nextCompletion : nil
                 nextCompletion += 1
-                log.append("main t(\(animation.map { "\($0)" } ?? "-"))\(id.map { " #\($0)" } ?? "")")
+                let request = Request.transaction(animation, completion: id)
+                log.append("main \(request.text)")
                 subject.applyInbox()
-                subject.model.setNeeds(
-                    transaction: animation.map { $0 == .default ? "default" : "\($0)" }, completion: id)
-                var transaction = UpdateTransaction(animation: animation)
-                if let id {
-                    let recorder = subject.completions
-                    transaction.addCompletion { recorder.record(id, $0) }
-                }
-                context.setNeedsUpdate(transaction: transaction)
+                subject.apply(request)
+                Self.make(request, on: context, recorder: subject.completions)
             case 25..<37:
                 // Off the main thread: `nil` or `true` (an explicit `false` there collapses in the inbox,
                 // see UpdateStateMachine.enqueue, which this model does not repeat).
                 let offFlag: Bool? = flag == false ? nil : flag
                 log.append("other \(offFlag == true ? "T" : "N")")
-                subject.inbox.append(offFlag)
+                subject.inbox.append(.flag(offFlag))
                 // Weakly: Foundation may keep a finished thread's closure a while, and a release must release.
                 onAnotherThread { [weak context] in context?.setNeedsUpdate(animated: offFlag) }
             case 37..<45:
@@ -208,33 +247,79 @@ final class RandomizedModelTests: XCTestCase {
                 subject.model.resume()
                 context.resume()
             case 86..<92:
-                let inside: Bool? = flag == false ? nil : flag
-                log.append("arm request inside \(inside == true ? "T" : "N")")
-                subject.requestInside = .some(inside)
-            case 96..<98:
-                // animateWithFlushedUpdates: earlier requests delivered first (when they can be), then only
-                // what `changes` requests joins the animated delivery. Not with an inside request armed:
-                // the model would have to know, before the library runs, what step 1's updater asks.
-                guard subject.requestInside == nil else { continue }
-                let requests = Bool.random(using: &random)
-                log.append("flushed \(requests ? (flag.map { $0 ? "T" : "F" } ?? "N") : "-")")
-                subject.applyInbox()
-                subject.model.endOfCycle()  // step 1: updateIfNeeded()
-                if subject.model.dirty {
-                    // Kept (suspended): what `changes` asked, then `true`, after the earlier requests.
-                    if requests {
-                        subject.model.setNeeds(flag)
-                        subject.model.setNeeds(true)
-                    }
-                } else if requests {
-                    subject.model.setNeeds(flag)
-                    subject.model.update(true)  // delivered inside the animation
+                // What the next delivery's updater asks again: a flag (`nil` or `true`: see "other"), or a
+                // transaction with a completion (the route on which animateWithFlushedUpdates told a completion
+                // too early in 0.2.0).
+                let inside: Request
+                if Bool.random(using: &random) {
+                    inside = .flag(flag == false ? nil : flag)
+                } else {
+                    inside = .transaction(
+                        transactionAnimations.randomElement(using: &random)!, completion: nextCompletion)
+                    nextCompletion += 1
                 }
-                let changes = { if requests { context.setNeedsUpdate(animated: flag) } }
-                context.animateWithFlushedUpdates(using: { $0() }, changes)
+                log.append("arm request inside \(inside.text)")
+                subject.requestInside = inside
+            case 94..<98:
+                // animateWithFlushedUpdates (either form): earlier requests delivered first (when they can be),
+                // then only what `changes` requests joins the animated delivery. When step 1 cannot deliver
+                // everything — suspended, or its updater asked again (an armed inside request) — what `changes`
+                // asked is added after what is pending, and the animated request after that.
+                // Half of the time step 1's updater asks again (what 0.2.0 got wrong): armed now if not already.
+                if subject.requestInside == nil && Bool.random(using: &random) {
+                    subject.requestInside = .transaction(
+                        transactionAnimations.randomElement(using: &random)!, completion: nextCompletion)
+                    nextCompletion += 1
+                    log.append("arm request inside \(subject.requestInside!.text)")
+                }
+                let requests = Bool.random(using: &random)
+                let body: Request =
+                    Bool.random(using: &random)
+                    ? .flag(flag)
+                    : .transaction(transactionAnimations.randomElement(using: &random)!, completion: nextCompletion)
+                nextCompletion += 1
+                let usesTransaction = Bool.random(using: &random)
+                let outerAnimation = transactionAnimations.dropFirst().randomElement(using: &random)!
+                let outerID: Int? = requests && usesTransaction ? nextCompletion : nil
+                nextCompletion += 1
+                log.append(
+                    "flushed \(usesTransaction ? "t(\(outerAnimation.map { "\($0)" } ?? "-"))" : "using") "
+                        + (requests ? body.text : "-"))
+                subject.applyInbox()
+                let before = subject.model.deliveries.count
+                subject.model.endOfCycle()  // step 1: updateIfNeeded()
+                // Its updater asks again now, if armed (the library's updater puts it in `inbox`).
+                let kept =
+                    subject.model.dirty || (subject.model.deliveries.count > before && subject.requestInside != nil)
+                let recorder = subject.completions
+                let changes = { if requests { Self.make(body, on: context, recorder: recorder) } }
+                if usesTransaction {
+                    context.animateWithFlushedUpdates(
+                        transaction: Self.transaction(outerAnimation, outerID, recorder: recorder), changes)
+                } else {
+                    context.animateWithFlushedUpdates(using: { $0() }, changes)
+                }
+                if requests {
+                    if kept {
+                        subject.applyInbox()  // the updater's request, applied before `changes` runs
+                        subject.apply(body)
+                        if usesTransaction {
+                            subject.model.setNeeds(transaction: outerAnimation.map(Self.label), completion: outerID)
+                        } else {
+                            subject.model.setNeeds(true)
+                        }
+                    } else {
+                        subject.apply(body)
+                        if usesTransaction {
+                            subject.model.update(transaction: outerAnimation.map(Self.label), completion: outerID)
+                        } else {
+                            subject.model.update(true)  // delivered inside the animation
+                        }
+                    }
+                }
                 subject.applyInbox()  // step 3: what the animated delivery's updaters asked
                 subject.model.endOfCycle()
-            case 92..<96:
+            case 92..<94:
                 guard !subject.secondaryRemoved, let token = subject.secondary else { continue }
                 log.append("remove secondary")
                 subject.secondaryRemoved = true
@@ -249,11 +334,20 @@ final class RandomizedModelTests: XCTestCase {
                 // What waits in the inbox goes with the context, unapplied: applying it in the model could
                 // make an early flush there (a `true` after a pending `false`) that the library never makes,
                 // and count a dropped completion as delivered (seed 1795444414668, found by a CI run).
+                // Its pending completions — of requests applied, and of those waiting in the inbox — are told
+                // as dropped, once each, when it goes: at the end of this step, once the step's own reference
+                // (`context`) is gone too; checked at the next one.
+                let waiting = subject.inbox.compactMap { request -> Int? in
+                    if case .transaction(_, let id?) = request { return id }
+                    return nil
+                }
                 subject.inbox.removeAll()
-                // Its pending completions are told as dropped, once each, when it goes: at the end of this
-                // step, once the step's own reference (`context`) is gone too; checked at the next one.
                 releasedChecks.append(
-                    (subject.completions, subject.completions.entries.count, subject.model.pendingCompletions, step))
+                    (
+                        subject.completions, subject.completions.entries.count,
+                        subject.model.pendingCompletions + waiting,
+                        step
+                    ))
                 subject.context = nil  // released with whatever was pending: delivers nothing more
                 let fresh = Subject(defaultAnimated: Bool.random(using: &random))
                 make(fresh)

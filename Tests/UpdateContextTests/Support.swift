@@ -66,3 +66,35 @@ func play(
 }
 
 typealias SendableLog = SharedLog
+
+/// Runs one test of this test binary in a child process (on Linux), with `environment` added: a case that
+/// must stop the program, or one that changes the process for good (`dispatchMain()`). Returns its exit
+/// status and everything it wrote, or `nil` when it neither stopped nor returned in `timeout` seconds (it
+/// is then terminated).
+func runChildProcess(
+    test: String, environment: [String: String], timeout: TimeInterval = 120
+) throws -> (status: Int32, output: String)? {
+    let child = Process()
+    child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+    child.arguments = [test]
+    // No backtrace (quicker, shorter): the message is what is checked.
+    child.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        .merging(["SWIFT_BACKTRACE": "enable=no"]) { $1 }
+    // The output goes to a file, not a pipe: reading a pipe to its end waits for every copy of its
+    // write end, which a sanitizer's runtime may keep open.
+    let outputURL = FileManager.default.temporaryDirectory.appendingPathComponent("cvu-child-\(UUID().uuidString)")
+    _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+    let output = try FileHandle(forWritingTo: outputURL)
+    defer { try? FileManager.default.removeItem(at: outputURL) }
+    child.standardOutput = output
+    child.standardError = output
+    try child.run()
+    let deadline = Date(timeIntervalSinceNow: timeout)
+    while child.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+    if child.isRunning {
+        child.terminate()
+        return nil
+    }
+    try output.close()
+    return (child.terminationStatus, String(decoding: (try? Data(contentsOf: outputURL)) ?? Data(), as: UTF8.self))
+}

@@ -204,6 +204,22 @@ final class TypedMessageUpdateTests: XCTestCase {
         XCTAssertEqual(context.runningSubscriptions, 1, "it lasts as long as the context, kept or not")
     }
 
+    /// The suspicion of the outside reading of 0.2.0, proved: a lifecycle message posted inside
+    /// `withUpdateTransaction` refreshes with the scope's transaction, as `update()` made there does — its
+    /// animation, and its completion told "shown" by that refresh. On 0.2.0 the refresh ignored the scope, and
+    /// the completion was told `.dropped(.noUpdaters)` though the refresh had shown the change.
+    func testARefreshPostedInsideAScopeCarriesTheScopesTransaction() {
+        context.refreshes(on: MailArrived.self, center: center)
+        screen.unread = 4
+        let told = SharedLog()
+        var transaction = UpdateTransaction(animation: .linear(duration: 0.2))
+        transaction.addCompletion { told.append("\($0)") }
+        withUpdateTransaction(transaction) { post(1) }
+        XCTAssertEqual(screen.shown, ["4a+anim"], "refreshed inside the post, with the scope's animation")
+        XCTAssertEqual(told.entries, ["shown(finished: true)"])
+        XCTAssertFalse(context.isUpdatePending)
+    }
+
     private func spinUntil(timeout: TimeInterval = 10, _ condition: () -> Bool) {
         let deadline = Date(timeIntervalSinceNow: timeout)
         while !condition() && Date() < deadline {

@@ -30,6 +30,15 @@ static inline void cvu_flag_store_release(uint8_t *flag, bool value) {
     __atomic_store_n(flag, (uint8_t)(value ? 1 : 0), __ATOMIC_RELEASE);
 }
 
+/// A flag byte that carries more than one bit (read as a flag, it is set when any bit is).
+static inline uint8_t cvu_byte_load_relaxed(const uint8_t *byte) {
+    return __atomic_load_n(byte, __ATOMIC_RELAXED);
+}
+
+static inline void cvu_byte_store_release(uint8_t *byte, uint8_t value) {
+    __atomic_store_n(byte, value, __ATOMIC_RELEASE);
+}
+
 /// Stores `value` and returns what the flag held before (sequentially consistent: a scheduler's "turn
 /// asked" mark, set by any thread and cleared by the turn).
 static inline bool cvu_flag_exchange(uint8_t *flag, bool value) {

@@ -28,3 +28,18 @@ package struct ThreadIdentity: Sendable, Equatable {
         cvu_is_main_thread()
     }
 }
+
+/// Where main-actor code runs: the one answer to "is this the main thread?" wherever the package assumes the
+/// main actor's isolation (a `ViewUpdating` object's `updateView`, a completion, a main-actor message's post).
+///
+/// The process's main thread, or a block of the main queue: under `dispatchMain()` — an `async` main on Linux,
+/// Swift Testing there — the first thread has exited, and the main queue's blocks (main-actor jobs among
+/// them) run on other threads, where `MainActor.assumeIsolated` holds.
+package enum MainActorPlace {
+    /// Whether the caller runs where main-actor code runs. Any thread: the main thread's thread-local check
+    /// first, the main queue's marker only off it.
+    @inline(__always)
+    package static var isCurrent: Bool {
+        ThreadIdentity.isMainThread || DispatchMainScheduler.isInMainQueueBlock
+    }
+}

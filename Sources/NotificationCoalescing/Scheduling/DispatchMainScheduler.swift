@@ -36,13 +36,8 @@ public final class DispatchMainScheduler: CoalescingScheduler, @unchecked Sendab
         DispatchQueue.getSpecific(key: Self.marker) == true || ThreadIdentity.isMainThread
     }
 
-    /// Whether the caller runs where main-actor code runs: the main thread, or a block of the main queue
-    /// (under `dispatchMain()`, and under Swift Testing on Linux, the first thread has exited and the main
-    /// queue's blocks — main-actor jobs among them — run on other threads). Any thread.
-    /// Asked on every delivery of a `ViewUpdating` object: the main thread's thread-local check first, the
-    /// queue lookup only off it.
-    package static var isOnMainThreadOrQueue: Bool {
-        if ThreadIdentity.isMainThread { return true }
+    /// Whether the caller runs inside a block of the main queue (on whatever thread runs it). Any thread.
+    package static var isInMainQueueBlock: Bool {
         _ = sharedScheduler  // installs the marker on the main queue
         return DispatchQueue.getSpecific(key: marker) == true
     }

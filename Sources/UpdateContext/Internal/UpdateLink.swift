@@ -48,8 +48,9 @@ package final class UpdateLink: Sendable {
     }
 
     /// `setNeedsUpdate(transaction:)` on the context, if it is still there (otherwise the transaction's
-    /// completions are told it was dropped). Any thread.
+    /// completions are told it was dropped). Inside a scope the request joins it. Any thread.
     func setNeedsUpdate(transaction: UpdateTransaction, site: RequestSite) {
+        let transaction = transaction.joiningCurrentScope()
         if let core = state.withLock({ $0.core }), let scheduler = core.retainedScheduler() {
             withExtendedLifetime(scheduler) { core.request(transaction, update: false, site: site) }
         } else {

@@ -15,6 +15,16 @@ extension UpdateRequest {
     var isAnimatedWithoutTransaction: Bool {
         self == .setNeedsUpdate(true) || self == .update(true)
     }
+
+    /// An explicit non-animated request (`animated: false`, or a transaction without an animation), which
+    /// an animated one after it flushes early.
+    var isNonAnimated: Bool {
+        switch self {
+        case .setNeedsUpdate(false?), .update(false?): true
+        case .transaction(let box, _): !box.transaction.isAnimated
+        case .setNeedsUpdate, .update, .deliver: false
+        }
+    }
 }
 
 /// A transaction waiting in the inbox; equal only to itself (its completions are closures).

@@ -14,12 +14,12 @@ func ownerViewsExist(_ owner: AnyObject) -> Bool {
     #if canImport(UIKit) && !os(watchOS)
     if let controller = owner as? UIViewController {
         // A main-actor class (so `Sendable`): asked on the main thread only, where `assumeIsolated` runs in place.
-        guard Thread.isMainThread else { return false }
+        guard MainActorPlace.isCurrent else { return false }
         return MainActor.assumeIsolated { controller.isViewLoaded }
     }
     #elseif canImport(AppKit)
     if let controller = owner as? NSViewController {
-        guard Thread.isMainThread else { return false }
+        guard MainActorPlace.isCurrent else { return false }
         return MainActor.assumeIsolated { controller.isViewLoaded }
     }
     #endif
@@ -64,8 +64,21 @@ enum RecordingLedger {
         let callSite = site.callSite
         cvu_recording_ledger_mark_used()
         firstRequests.withLock { if $0[id] == nil { $0[id] = callSite } }
-        // After the entry: a delivery that sees the flag finds the entry.
-        storage.withShared { $0.hasRecordedSite = true }
+        // After the entry: a delivery that sees the flag finds the entry. A context released meanwhile (on
+        // another thread: a link's request races the release) forgets it here; its release forgets it after
+        // marking the context gone, when the flag was set first (`forgetAfterRelease(_:)`).
+        let gone = storage.withShared { shared -> Bool in
+            if storage.isCancelled { return true }
+            shared.hasRecordedSite = true
+            return false
+        }
+        if gone { forget(storage) }
+    }
+
+    /// The context is gone (marked so, under its lock): forgets what recording noted for it. A request racing
+    /// the release either set the flag before (forgotten here) or sees the context gone (and forgets it).
+    static func forgetAfterRelease(_ storage: UpdateStorage) {
+        if cvu_recording_ledger_is_used(), storage.withShared({ $0.hasRecordedSite }) { forget(storage) }
     }
 
     /// Forgets what `storage` had noted: a delivery made while not recording, or the context's release
@@ -326,10 +339,8 @@ extension UpdateStorage: WatchdogSubject, SlowTurnSubject {
                     + "on purpose, this is expected; otherwise look for a suspend() without its resume()."))
     }
 
-    /// The context is being released (any thread): reports an update that will never be delivered, and
-    /// forgets the first request recording noted for it.
+    /// The context is being released (any thread): reports an update that will never be delivered.
     func noteRelease() {
-        if cvu_recording_ledger_is_used(), withShared({ $0.hasRecordedSite }) { RecordingLedger.forget(self) }
         guard isUpdatePending else { return }
         UpdateDiagnostics.emit(
             UpdateDiagnostics.Report(

@@ -40,6 +40,8 @@ extension UpdateStorage {
             + "this call becomes an update with its transaction in the next main-thread cycle.",
         file: StaticString, line: UInt
     ) {
+        // Inside a scope the request joins it (its completions wait for this update too).
+        let transaction = transaction.joiningCurrentScope()
         guard isOnSchedulerThreadOrReport(api, recovery: recovery, file: file, line: line)
         else {
             noteRequestElsewhere(file: file, line: line)
@@ -56,6 +58,12 @@ extension UpdateStorage {
     func refresh() {
         guard let scheduler = retainedScheduler() else { return }
         withExtendedLifetime(scheduler) {
+            // Posted inside `withUpdateTransaction`: the refresh carries the scope's transaction, as `update()`
+            // there does (on another thread, to the inbox with it).
+            if cvu_transaction_scopes_active(), let current = UpdateTransaction.scoped {
+                request(current, update: true, site: nil)
+                return
+            }
             guard isOnSchedulerThread else {
                 post(.update(nil))
                 return
@@ -113,9 +121,24 @@ extension UpdateStorage {
         let saved = machinePointer.pointee.setPendingAside()
         let savedTransaction = setPendingTransactionAside()
         body()
+        // What `body` requested goes after what was pending, partitioned as the rules partition the requests:
+        // an early non-animated flush that `body`'s animated request makes after a pending non-animated one
+        // shows (and completes) only what was pending before; `body`'s transaction waits for the delivery
+        // after it.
+        let bodyTransaction = setPendingTransactionAside()
         restorePendingTransaction(savedTransaction)
-        guard let meanwhile = machinePointer.pointee.restore(saved) else { return false }
-        perform(machinePointer.pointee.setNeedsUpdate(meanwhile.pendingFlag))
+        guard let meanwhile = machinePointer.pointee.restore(saved) else {
+            keepPendingAfter(bodyTransaction)  // (a transaction request always schedules: none here)
+            return false
+        }
+        let replay = machinePointer.pointee.setNeedsUpdate(meanwhile.pendingFlag)
+        if replay.isEarlyFlush {
+            perform(replay)
+            keepPendingAfter(bodyTransaction)
+        } else {
+            keepPendingAfter(bodyTransaction)
+            perform(replay)
+        }
         if meanwhile.isForced { perform(machinePointer.pointee.update(nil, defaultAnimated: animated)) }
         return true
     }

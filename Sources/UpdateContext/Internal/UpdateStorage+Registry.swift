@@ -76,6 +76,7 @@ extension UpdateStorage {
             }
             return (shared.updaters.removeAll(), shared.inbox, shared.link, shared.scheduler)
         }
+        RecordingLedger.forgetAfterRelease(self)
         dropTransactions(inbox: dropped.1, link: dropped.2)
         dropped.2?.cut()
         // The scheduler (maybe a user's subclass) is released here, after the lock: it no longer holds

@@ -36,16 +36,17 @@ extension UpdateStorage {
     @inline(never)
     func requestSlowly(_ transaction: UpdateTransaction, file: StaticString, line: UInt) {
         noteRequest(RequestSite(file: file, line: line))
-        requestSlowly(transaction.claimingCompletions(), update: false)
+        requestSlowly(transaction.joiningCurrentScope().claimingCompletions(), update: false)
     }
 
     /// The fast path: the same plain transaction again on a dirty context changes nothing (counted while
     /// recording, like a plain request; one made inside a delivery takes the slow path, which looks at it).
+    /// Not inside a scope: the request joins the scope's completions there.
     @inline(__always)
     func isRepeatedPlainTransaction(_ transaction: UpdateTransaction) -> Bool {
         // The thread test without its fallback call: this path then calls nothing, so it saves no registers
         // (a miss is decided by the slow path, which asks the scheduler).
-        if hasPendingTransaction, isOnSchedulerThreadWithoutCall, !inboxHasRequests,
+        if hasPendingTransaction, !cvu_transaction_scopes_active(), isOnSchedulerThreadWithoutCall, !inboxHasRequests,
             machinePointer.pointee.isNoOp(true),
             let animation = transaction.animation, TransactionCache.matches(self, animation), transaction.isPlain
         {
@@ -141,6 +142,14 @@ extension UpdateStorage {
         TransactionCache.invalidate()
         cvu_flag_store_relaxed(flags + Self.transactionFlag, false)
         return ledger.takePending()
+    }
+
+    /// Merges what ``setPendingTransactionAside()`` took after what is pending now (or drops it, when the
+    /// context went meanwhile).
+    func keepPendingAfter(_ taken: UpdateTransaction?) {
+        guard let taken else { return }
+        TransactionCache.invalidate()
+        keepPending(taken)
     }
 
     func restorePendingTransaction(_ saved: UpdateTransaction?) {

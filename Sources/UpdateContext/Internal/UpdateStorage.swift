@@ -30,7 +30,7 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
     // bytes on Linux, and every critical section here is a few instructions that never call out.
 
     private static let inboxFlag = 0  // the inbox holds requests (set under the lock)
-    static let scheduledFlag = 1  // the machine's `isScheduled`, for other threads
+    static let scheduledFlag = 1  // the machine's `isScheduled` (bit 0) and `f == false` (bit 1), for other threads
     static let cancelledFlag = 2  // the context is gone
     private static let animatedFlag = 3  // the default `animated`
     private static let refreshFlag = 4  // joined a refresh hub (set once, before the context is shared)
@@ -284,13 +284,25 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
         }
     }
 
+    /// Publishes the machine's `isScheduled`, and whether the pending explicit flag is `false` (a
+    /// non-animated request is pending: bit 1, set only with bit 0), for other threads.
     @inline(__always)
     func publishScheduled() {
-        let scheduled = machinePointer.pointee.rules.isScheduled
-        if cvu_flag_load_relaxed(flags + Self.scheduledFlag) != scheduled {
-            cvu_flag_store_release(flags + Self.scheduledFlag, scheduled)
-            if scheduled && machinePointer.pointee.rules.isSuspended { watchWhileSuspended() }
+        let rules = machinePointer.pointee.rules
+        let published: UInt8 = rules.isScheduled ? (rules.pendingFlag == false ? 3 : 1) : 0
+        if cvu_byte_load_relaxed(flags + Self.scheduledFlag) != published {
+            cvu_byte_store_release(flags + Self.scheduledFlag, published)
+            if rules.isScheduled && rules.isSuspended { watchWhileSuspended() }
         }
+    }
+
+    /// Whether a non-animated request is pending — applied on the main thread, or waiting in the inbox —
+    /// so that an animated change made now would be preceded by the rules' early non-animated flush. Any
+    /// thread: a snapshot (the main thread may deliver right after).
+    var hasNonAnimatedRequestPending: Bool {
+        if cvu_byte_load_relaxed(flags + Self.scheduledFlag) & 2 != 0 { return true }
+        guard inboxHasRequests else { return false }
+        return withShared { shared in shared.inbox.contains { $0.isNonAnimated } }
     }
 
     /// Applies the inbox first, so that a main-thread request comes after what other threads asked

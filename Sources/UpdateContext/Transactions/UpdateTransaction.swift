@@ -187,6 +187,14 @@ public struct UpdateTransaction: Sendable, CustomStringConvertible {
         return merged
     }
 
+    /// This transaction as an explicit request made now carries it: inside ``withUpdateTransaction(_:_:)`` it
+    /// joins the scope as a nested scope does (its own animation, even none, and values win; the scope's
+    /// completions come along and wait for it too); elsewhere it is itself.
+    func joiningCurrentScope() -> UpdateTransaction {
+        guard let current = UpdateTransaction.current else { return self }
+        return nested(in: current)
+    }
+
     /// This transaction as a request carries it: each completion not yet called is held for the request
     /// (it runs only once no holder is left); those already called are left out, so a request made after
     /// the completion ran carries the rest of the transaction only. Any thread.
@@ -361,63 +369,73 @@ final class CompletionGroup: @unchecked Sendable {
     func complete(_ completion: UpdateCompletion) {
         let boxes = completions
         completions = []
-        for box in boxes { box.release(completion) }
+        for box in boxes { box.release(completion, endsDelivery: true) }
     }
 }
 
-/// One transaction requested again and again by a subscription (an async sequence's elements): each
-/// completion runs once per delivery that shows one or more of those requests. A completion that has run
-/// is renewed — a new box with the same closure — for the next element, which the box's exactly-once rule
-/// would otherwise leave without it.
+/// One transaction requested again and again by a subscription (an async sequence's elements, a message
+/// type's posts): its completions are renewable copies (``CompletionBox/init(renewing:)``), each called once
+/// per delivery that shows one or more of those requests — decided by the delivery, on the main thread, not
+/// by when an element's request was made: a request still on its way when a delivery shows the ones before
+/// it is shown, and told, by a delivery of its own.
 final class CompletionRenewal: Sendable {
     private let transaction: UpdateTransaction
-    private let current: Locked<[CompletionBox]>
 
     init(_ transaction: UpdateTransaction) {
-        self.transaction = transaction
-        current = Locked(transaction.completions)
+        var renewable = transaction
+        renewable.completions = transaction.completions.map { CompletionBox(renewing: $0) }
+        self.transaction = renewable
     }
 
-    /// Requests on `link` with the transaction and the live instance of each completion: held here until
-    /// the request has claimed it, so that it cannot run (and be spent) in between.
+    /// Requests on `link` with the transaction (and so with the renewable completions).
     func request(on link: UpdateLink, site: RequestSite) {
-        let boxes = current.withLock { boxes -> [CompletionBox] in
-            for index in boxes.indices where !boxes[index].hold() {
-                boxes[index] = CompletionBox(renewing: boxes[index])
-                _ = boxes[index].hold()
-            }
-            return boxes
-        }
-        var request = transaction
-        request.completions = boxes
-        link.setNeedsUpdate(transaction: request, site: site)
-        for box in boxes { box.release(nil) }  // the request holds them now (or dropped them)
+        link.setNeedsUpdate(transaction: transaction, site: site)
     }
 }
 
 /// One completion, with an identity (see ``UpdateTransaction/completions``) and a count of the requests
 /// that hold it: it runs once, when the last holder lets go, with what their requests came to.
+///
+/// A renewable one (a subscription's, ``CompletionRenewal``) is never spent: it runs once per delivery that
+/// shows (or drops for want of updaters) a request holding it, as that delivery ends, and the requests that
+/// still hold it — made meanwhile, waiting for a later delivery — start its next run; a request dropped with
+/// its context tells it once the last holder lets go.
 final class CompletionBox: Sendable {
     private let call: @MainActor @Sendable (UpdateCompletion) -> Void
+    private let renews: Bool
 
     private struct State {
         /// Requests (and scopes) holding it.
         var holds = 0
-        /// Whether it ran (or is about to): no new holder is accepted.
+        /// Whether it ran (or is about to): no new holder is accepted. Never for a renewable box.
         var isSpent = false
-        /// What the holders' requests came to.
+        /// What the holders' requests came to (since its last run, for a renewable box).
         var shown = false
         var finished = true
         var released = false
         var noUpdaters = false
+
+        /// What the holders' requests came to, and a fresh start for a renewable box's next run.
+        mutating func outcome() -> UpdateCompletion {
+            defer { (shown, finished, released, noUpdaters) = (false, true, false, false) }
+            if released { return .dropped(.contextReleased) }
+            if shown { return .shown(finished: finished) }
+            return .dropped(.noUpdaters)
+        }
     }
 
     private let state = Locked(State())
 
-    init(_ call: @escaping @MainActor @Sendable (UpdateCompletion) -> Void) { self.call = call }
+    init(_ call: @escaping @MainActor @Sendable (UpdateCompletion) -> Void) {
+        self.call = call
+        renews = false
+    }
 
-    /// A new box for the same completion (see ``CompletionRenewal``).
-    init(renewing box: CompletionBox) { call = box.call }
+    /// A renewable box for the same completion (see ``CompletionRenewal``).
+    init(renewing box: CompletionBox) {
+        call = box.call
+        renews = true
+    }
 
     /// Takes a hold for a request; `false` when the completion has run (the request goes without it).
     func hold() -> Bool {
@@ -430,8 +448,9 @@ final class CompletionBox: Sendable {
 
     /// Gives a hold back with what its request came to (`nil`: nothing, a scope's hold); the last one
     /// calls the completion: a release of a context wins (a change it held was never shown), then a
-    /// delivery that showed it, then "nothing showed it".
-    func release(_ outcome: UpdateCompletion?) {
+    /// delivery that showed it, then "nothing showed it". `endsDelivery`: the hold was a delivery's
+    /// (``CompletionGroup``), which runs a renewable box at once.
+    func release(_ outcome: UpdateCompletion?, endsDelivery: Bool = false) {
         let final = state.withLock { state -> UpdateCompletion? in
             switch outcome {
             case .shown(let finished)?:
@@ -443,15 +462,19 @@ final class CompletionBox: Sendable {
             }
             precondition(state.holds > 0, "CompletionBox: released more times than held")
             state.holds -= 1
+            if renews {
+                // A delivery that showed it (or had no updater) runs it now; a drop, once no holder is left.
+                if endsDelivery && outcome != .dropped(.contextReleased) { return state.outcome() }
+                guard state.holds == 0, state.released || state.noUpdaters || state.shown else { return nil }
+                return state.outcome()
+            }
             guard state.holds == 0, !state.isSpent else { return nil }
             state.isSpent = true
-            if state.released { return .dropped(.contextReleased) }
-            if state.shown { return .shown(finished: state.finished) }
-            return .dropped(.noUpdaters)
+            return state.outcome()
         }
         guard let final else { return }
         let call = self.call
-        if Thread.isMainThread {
+        if MainActorPlace.isCurrent {
             MainActor.assumeIsolated { call(final) }
         } else {
             DispatchQueue.main.async { MainActor.assumeIsolated { call(final) } }

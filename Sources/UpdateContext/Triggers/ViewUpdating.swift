@@ -102,25 +102,28 @@ extension ViewUpdating {
     ///
     /// > Important: Always the main thread: ``updateView(animated:)`` is `@MainActor`, whatever the class's
     /// > own isolation. So is the manual scheduler a test gives the context: create and turn it on the main
-    /// > thread (in Swift Testing, mark the test `@MainActor`; XCTest runs test methods there). A delivery
-    /// > that would call ``updateView(animated:)`` on another thread stops the program, in every build, with
-    /// > a message saying so and naming this call's line. Calling this method on another thread with the
-    /// > main run loop's scheduler is a mistake the package recovers from: a debug build stops at the
-    /// > caller's line; a release build warns through `UpdateDiagnostics`, connects, and renders in the next
-    /// > main-thread cycle instead.
+    /// > thread (in Swift Testing, mark the test `@MainActor`; XCTest runs test methods there). Called on the
+    /// > main thread for a context whose scheduler turns on another thread (a manual scheduler created there),
+    /// > this method stops the program, in every build, with a message saying so and naming this call's line;
+    /// > so does a delivery that would call ``updateView(animated:)`` on another thread. Calling this method
+    /// > on another thread with the main run loop's scheduler is a mistake the package recovers from: a debug
+    /// > build stops at the caller's line; a release build warns through `UpdateDiagnostics`, connects, and
+    /// > renders in the next main-thread cycle instead.
     public func startUpdatingView(tracksObservation: Bool = true, file: StaticString = #fileID, line: UInt = #line) {
         let context = updateContext
+        // Called where main-actor code runs, on a context whose scheduler turns elsewhere (a manual scheduler
+        // created on another thread): every delivery would call `updateView` there. Stopped here, at the call.
+        if MainActorPlace.isCurrent && !context.storage.isOnSchedulerThread {
+            Misuse.unrecoverable(
+                Self.offMainDeliveryMessage + " (it was created on another thread)", file: file, line: line)
+        }
         guard context.storage.markOwnerConnected() else { return }
         let render: (Bool) -> Void = { [weak self] animated in
             guard let self else { return }
             // Where main-actor code runs: the main thread, or a main-queue block (under `dispatchMain()`
             // and Swift Testing on Linux the first thread has exited, and the main queue runs elsewhere).
-            if !DispatchMainScheduler.isOnMainThreadOrQueue {
-                Misuse.unrecoverable(
-                    "\(type(of: self)).updateView(animated:) is @MainActor, but its context delivered on another "
-                        + "thread (its scheduler turns there). Create and turn the ManualScheduler on the main "
-                        + "thread: in Swift Testing, mark the test @MainActor (XCTest runs tests there)",
-                    file: file, line: line)
+            if !MainActorPlace.isCurrent {
+                Misuse.unrecoverable(Self.offMainDeliveryMessage, file: file, line: line)
             }
             // nonisolated(unsafe): checked above, this runs on the main thread, where `assumeIsolated` runs
             // its body in place, so the object never crosses a thread; the compiler cannot see that.
@@ -132,6 +135,13 @@ extension ViewUpdating {
             false, api: "startUpdatingView()",
             recovery: ": it renders at once. It is connected now, and renders in the next main-thread cycle.",
             file: file, line: line)
+    }
+
+    /// What stops a `ViewUpdating` object whose context's scheduler turns off the main thread.
+    static var offMainDeliveryMessage: String {
+        "\(Self.self).updateView(animated:) is @MainActor, but its context's scheduler delivers on another thread "
+            + "(its scheduler turns there). Create and turn the ManualScheduler on the main thread: in Swift "
+            + "Testing, mark the test @MainActor (XCTest runs tests there)"
     }
 
     /// Asks for one call of ``updateView(animated:)`` at the end of this cycle: the context's

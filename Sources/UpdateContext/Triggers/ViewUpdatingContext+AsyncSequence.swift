@@ -68,13 +68,13 @@ extension ViewUpdatingContext {
     }
 
     /// ``requestUpdates(from:animated:file:line:)`` whose requests each carry `transaction`: its animation, its values,
-    /// and its completions, each called once per delivery that shows the requests of one or more elements
-    /// (elements coalesced into one delivery call it once; the next element's delivery calls it again). An
-    /// element whose animated request flushes the earlier ones early (a non-animated request came between
-    /// them) joins their completion, which then runs once, after the later delivery.
-    /// The
-    /// elements are consumed on a task of their own, which does not see a `withUpdateTransaction` around
-    /// the code that produced them: this is how a sequence's requests carry one.
+    /// and its completions, each called once per delivery that shows the requests of one or more elements,
+    /// after that delivery (elements coalesced into one delivery call it once; an element that arrives while
+    /// that delivery runs, or whose animated request flushes the earlier ones early, is shown — and calls
+    /// it — by a delivery of its own). It is told ``UpdateCompletion/dropped(_:)`` when the context is
+    /// released with an element's request pending. The elements are consumed on a task of their own, which
+    /// does not see a `withUpdateTransaction` around the code that produced them: this is how a sequence's
+    /// requests carry one.
     ///
     /// ```swift
     /// import Foundation
@@ -131,7 +131,12 @@ extension ViewUpdatingContext {
         return UpdateSubscription(runner: task, link: link)
     }
 
-    /// How many ``requestUpdates(from:animated:file:line:)`` subscriptions are still running.
+    /// How many of this context's ``UpdateSubscription``s are still running: those of
+    /// `requestUpdates(from:)` (an async sequence; on Apple platforms a Combine publisher), of
+    /// `requestUpdates(on:)` (a typed message) and of `refreshes(on:)`. A subscription stops counting when it
+    /// is cancelled or released (not `refreshes(on:)`'s: it lasts as long as the context unless cancelled),
+    /// when its sequence finishes or throws, and with the context, which counts none once it is gone. Any
+    /// thread: a snapshot (a sequence's task may end right after).
     public var runningSubscriptions: Int {
         storage.runningSubscriptions
     }
