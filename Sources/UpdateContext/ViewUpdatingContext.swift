@@ -152,6 +152,7 @@ public final class ViewUpdatingContext: Sendable {
         let storage = UpdateStorage.make(
             animated: animated, scheduler: scheduler, label: DiagnosticLabel(label, file: file, line: line))
         self.storage = storage
+        AnimatedScopeFlush.note(scheduler)
         if !refreshEvents.isEmpty {
             RefreshHub.join(storage, names: refreshEvents, center: center)
         }

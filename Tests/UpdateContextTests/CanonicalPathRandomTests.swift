@@ -208,6 +208,8 @@ final class CanonicalPathRandomTests: XCTestCase {
                 subject.id = probe.id
                 probe.startUpdatingView()
                 subject.rules.update(false)
+                // A tracked updater's first delivery earns one more (a plain request, made inside it).
+                subject.rules.setNeeds(nil)
                 if Bool.random(using: &random) {
                     let animation = animations.randomElement(using: &random)!
                     var transaction = UpdateTransaction(animation: animation)
@@ -295,6 +297,16 @@ final class CanonicalPathRandomTests: XCTestCase {
                 for joining in joined { joining.pending += 1 }
             }
             subject.pendingScopes.append(contentsOf: joined)
+        }
+
+        /// Entering an animated scope on the main thread: every context with something pending delivers it
+        /// now, as its end of cycle would.
+        func modelFlushAll() {
+            for subject in subjects where subject.isAlive {
+                let before = subject.rules.deliveries.count
+                subject.rules.endOfCycle()
+                if subject.rules.deliveries.count > before { modelDelivered(subject, forced: false) }
+            }
         }
 
         func modelTurn() {
@@ -472,6 +484,10 @@ final class CanonicalPathRandomTests: XCTestCase {
                     // Whether the task ran, and whether its probe was still there to change.
                     let taskRan = NotificationCoalescing.Locked<Bool?>(nil)
                     var taskMade = false
+                    if scope.animation != nil {
+                        modelFlushAll()
+                        log.append("(flushed)")
+                    }
                     withUpdateTransaction(transaction) {
                         for _ in 0..<count {
                             let target = subjects.randomElement(using: &random)!
@@ -480,6 +496,7 @@ final class CanonicalPathRandomTests: XCTestCase {
                             } else if Int.random(in: 0..<4, using: &random) == 0 {
                                 let inner = animations.randomElement(using: &random)!
                                 log.append("nested \(inner.map(Self.label) ?? "-") {")
+                                if inner != nil { modelFlushAll() }
                                 withUpdateAnimation(inner) {
                                     change(target, scope: scope, nestedAnimation: .some(inner))
                                 }
@@ -500,8 +517,8 @@ final class CanonicalPathRandomTests: XCTestCase {
                         }
                     }
                     log.append("}")
-                    scope.isOpen = false
-                    finishIfDone(scope)
+                    // A task created in the scope holds its completion while it runs: the scope closes when the
+                    // body has returned and the task has ended.
                     if taskMade {
                         spinMainLoop(timeout: 10) { taskRan.withLock { $0 } != nil }
                     }
@@ -509,13 +526,13 @@ final class CanonicalPathRandomTests: XCTestCase {
                         log.append("task plain=\(taskValue) in s\(scope.id)")
                         let scoped: String?? = .some(scope.animation.map(Self.label))
                         let (effective, transaction) = Self.effective(nil, scoped)
-                        // The task's request joins the completion only while it has not run.
-                        modelRequest(
-                            taskTarget, flag: effective, transaction: transaction, scope: scope.spent ? nil : scope
-                        ) { taskTarget.values[0] = taskValue }
+                        modelRequest(taskTarget, flag: effective, transaction: transaction, scope: scope) {
+                            taskTarget.values[0] = taskValue
+                        }
                         settleReleases()
-                        if !scope.spent { finishIfDone(scope) }
                     }
+                    scope.isOpen = false
+                    finishIfDone(scope)
                 case 51..<55:
                     // A subscription's element: a request with its transaction through the link (what a
                     // sequence's task does). Its completion runs once per delivery that shows one or more

@@ -106,9 +106,12 @@ final class CanonicalPromiseTests: XCTestCase {
         Misuse.testObserver = nil
     }
 
+    /// A connected card, settled: its first render, and the one more a tracked updater's first delivery
+    /// earns in that cycle, delivered and forgotten.
     private func card() -> Card {
         let card = Card(scheduler: scheduler)
         card.startUpdatingView()
+        XCTAssertNoThrow(try scheduler.runUntilIdle())
         card.shown = []
         return card
     }
@@ -395,11 +398,13 @@ final class CanonicalPromiseTests: XCTestCase {
         XCTAssertEqual(calls.all, ["scope:shown@2"], "once, after both deliveries")
     }
 
-    /// A task created in a scope whose body requested nothing: the completion ran at the end of the scope;
-    /// the task's request carries the animation only (the completion is never called twice).
-    func testATaskRequestingAfterTheCompletionRanCarriesTheAnimationOnly() {
+    /// A task created in a scope whose body requested nothing holds the scope's completion while it runs:
+    /// its request carries the animation and the completion, which is told once, "shown", after the delivery
+    /// that showed it (0.2.0 told it "nothing shown" as the body returned; CONTRACT.md, 0.3.0).
+    func testATaskCreatedInAScopeWhoseBodyRequestedNothingHoldsTheCompletion() {
         let card = card()
         let calls = CompletionCalls()
+        calls.deliveries = { card.shown.count }
         let ran = expectation(description: "the task ran")
         withUpdateTransaction(calls.transaction("scope", .linear(duration: 0.3))) {
             Task { @MainActor in
@@ -410,6 +415,25 @@ final class CanonicalPromiseTests: XCTestCase {
         wait(for: [ran], timeout: 10)
         scheduler.turn()
         XCTAssertEqual(card.shown.map(\.description), ["a#3/black/a"], "animated by the scope's transaction")
+        XCTAssertEqual(calls.all, ["scope:shown@1"])
+    }
+
+    /// A task that requests nothing releases the completion when it ends: "nothing shown", once.
+    func testATaskThatRequestsNothingToldTheCompletionNothingShownWhenItEnds() {
+        let calls = CompletionCalls()
+        let ran = expectation(description: "the task ran")
+        let proceed = DispatchSemaphore(value: 0)
+        withUpdateTransaction(calls.transaction("scope", .default)) {
+            Task.detached {}  // carries nothing: detached
+            Task {
+                proceed.wait()
+                ran.fulfill()
+            }
+        }
+        XCTAssertEqual(calls.all, [], "the task holds it")
+        proceed.signal()
+        wait(for: [ran], timeout: 10)
+        spinMainLoop(timeout: 5) { !calls.all.isEmpty }
         XCTAssertEqual(calls.all, ["scope:nothing shown"])
     }
 
@@ -538,8 +562,9 @@ final class CanonicalPromiseTests: XCTestCase {
             done.fulfill()
         }
         wait(for: [done], timeout: 10)
-        spinMainLoop(timeout: 5) { offMain.renders > 0 }
-        XCTAssertEqual(offMain.renders, 1, "renders in the next main-thread cycle")
+        spinMainLoop(timeout: 5) { offMain.renders > 1 }
+        XCTAssertEqual(
+            offMain.renders, 2, "renders in the next main-thread cycle (and once more: its first tracked delivery's)")
         let messages = reports.withLock { $0.map(\.message) }
         XCTAssertEqual(messages.count, 1)
         XCTAssertTrue(messages.first?.contains("startUpdatingView()") == true, "\(messages)")

@@ -49,6 +49,7 @@ final class DiagnosticsRandomTests: XCTestCase {
         let label = "random diagnostics \(seed)"
         let probe = Probe(label: label, scheduler: scheduler)
         probe.startUpdatingView()
+        XCTAssertNoThrow(try scheduler.runUntilIdle())  // its first deliveries, before recording starts
         let context = probe.updateContext
         let here = "UpdateContextTests/DiagnosticsRandomTests.swift"
 

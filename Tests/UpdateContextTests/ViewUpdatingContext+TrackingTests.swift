@@ -34,6 +34,10 @@ final class TrackingTests: XCTestCase {
             seen.append(article.showsBody ? "\(article.title): \(article.body)" : article.title)
         }
         context.update()  // the first delivery starts tracking
+        // …and earns one more, in the next cycle (what the first may have changed of what it read).
+        scheduler.turn()
+        XCTAssertEqual(seen, ["Draft", "Draft"])
+        seen = ["Draft"]
     }
 
     func testAChangeToWhatTheUpdaterReadRequestsAnUpdate() {

@@ -52,8 +52,18 @@ final class ViewUpdatingObservationTests: XCTestCase {
         view = ProfileView(scheduler: scheduler, profile: profile)
     }
 
-    func testSeveralChangesInACycleMakeOneDeliveryShowingTheLast() {
+    /// Connects the view and settles its first deliveries: the render at once, and the one more a tracked
+    /// updater's first delivery earns at the end of that cycle (showing the same), kept once in `shown`.
+    private func startAndSettle() {
         view.startUpdatingView()
+        XCTAssertNoThrow(try scheduler.runUntilIdle())
+        XCTAssertEqual(view.shown.count, 2)
+        XCTAssertEqual(view.shown.first, view.shown.last)
+        view.shown.removeLast()
+    }
+
+    func testSeveralChangesInACycleMakeOneDeliveryShowingTheLast() {
+        startAndSettle()
         XCTAssertEqual(view.shown, ["Ada/n"])
         profile.name = "Grace"
         profile.name = "Barbara"
@@ -66,7 +76,7 @@ final class ViewUpdatingObservationTests: XCTestCase {
     }
 
     func testTrackingReArmsAfterEveryDelivery() {
-        view.startUpdatingView()
+        startAndSettle()
         for i in 1...5 {
             profile.name = "v\(i)"
             XCTAssertTrue(view.updateContext.isUpdatePending, "re-armed by delivery \(i)")
@@ -76,7 +86,7 @@ final class ViewUpdatingObservationTests: XCTestCase {
     }
 
     func testOnlyWhatTheLastDeliveryReadIsTracked() {
-        view.startUpdatingView()
+        startAndSettle()
         profile.bio = "not read"
         XCTAssertFalse(view.updateContext.isUpdatePending, "bio was not read")
         profile.showsBio = true
@@ -88,7 +98,7 @@ final class ViewUpdatingObservationTests: XCTestCase {
     }
 
     func testAChangeOnAnotherThreadIsDeliveredAndTheViewEndsShowingIt() {
-        view.startUpdatingView()
+        startAndSettle()
         let profile = UncheckedBox(profile!)
         let done = DispatchSemaphore(value: 0)
         onAnotherThread {
@@ -104,7 +114,7 @@ final class ViewUpdatingObservationTests: XCTestCase {
     }
 
     func testAChangeInsideWithUpdateAnimationAnimatesAfterFlushingThePendingNonAnimatedUpdate() {
-        view.startUpdatingView()
+        startAndSettle()
         view.updateContext.setNeedsUpdate(animated: false)  // a non-animated update is pending
         withUpdateAnimation(.easeOut(duration: 0.2)) { profile.name = "Animated" }
         // The flush ran at the change's willSet: it showed the old value, not animated.
@@ -114,7 +124,7 @@ final class ViewUpdatingObservationTests: XCTestCase {
     }
 
     func testAChangeInsideWithUpdateAnimationAloneAnimates() {
-        view.startUpdatingView()
+        startAndSettle()
         let completions = SendableLog()
         var transaction = UpdateTransaction(animation: .default)
         transaction.addCompletion { completions.append("\($0)") }
@@ -124,27 +134,26 @@ final class ViewUpdatingObservationTests: XCTestCase {
         XCTAssertEqual(completions.entries.count, 1, "the change carried the transaction: told once")
     }
 
-    /// Observation reports one change per tracking: a later change in the same cycle, inside an animation
-    /// scope, is shown by the pending delivery but does not make it animated (the documented limit; a
-    /// request made with it does).
-    func testOnlyTheFirstChangeAfterADeliveryRequestsLaterOnesAreShownWithoutRequesting() {
-        view.startUpdatingView()
+    /// A plain tracked change, then a change inside an animated scope in the same cycle: entering the scope
+    /// delivers the pending update first (`.flushUpdates`), so the scope's change is reported, animates and
+    /// completes the scope (0.2.0 showed both without animation and told the completion "dropped").
+    func testAChangeInAnAnimatedScopeAfterAPlainOneAnimatesTheScopeFlushingFirst() {
+        startAndSettle()
         profile.name = "First"
         let completions = SendableLog()
         var transaction = UpdateTransaction(animation: .default)
         transaction.addCompletion { completions.append("\($0)") }
         withUpdateTransaction(transaction) { profile.name = "Second" }
         scheduler.turn()
-        XCTAssertEqual(view.shown, ["Ada/n", "Second/n"])
-        XCTAssertEqual(completions.entries, ["dropped(UpdateContext.UpdateCompletion.DropReason.noUpdaters)"])
-        // Requested with it, the later change animates (a tracked change requests with no flag, which an
-        // animated request joins: the rules flush first only after an explicit `false`).
+        XCTAssertEqual(view.shown, ["Ada/n", "First/n", "Second/a"])
+        XCTAssertEqual(completions.entries, ["shown(finished: true)"])
+        // The closure form in a scope: the same.
         profile.name = "Third"
         withUpdateAnimation {
             view.setNeedsUpdate(animated: true) { profile.name = "Fourth" }
         }
         scheduler.turn()
-        XCTAssertEqual(view.shown, ["Ada/n", "Second/n", "Fourth/a"])
+        XCTAssertEqual(view.shown, ["Ada/n", "First/n", "Second/a", "Third/n", "Fourth/a"])
     }
 
     /// Found by the outside review: a delivery that no tracked change caused left the earlier tracking armed,
@@ -152,7 +161,7 @@ final class ViewUpdatingObservationTests: XCTestCase {
     /// tracked").
     func testAPropertyOnlyAnEarlierDeliveryReadRequestsNothing() {
         profile.showsBio = true
-        view.startUpdatingView()  // reads name, showsBio and bio
+        startAndSettle()  // reads name, showsBio and bio
         view.hidesBio = true
         view.setNeedsUpdate()  // a delivery no tracked change caused: reads name and showsBio only
         scheduler.turn()
@@ -169,7 +178,7 @@ final class ViewUpdatingObservationTests: XCTestCase {
     /// a property it read changes): after N of them, one change made N requests, and memory grew with N.
     /// ("Long-lived registrations cost the same at their millionth call as at their first.")
     func testTrackingRegistrationsDoNotAccumulateAcrossDeliveries() {
-        view.startUpdatingView()
+        startAndSettle()
         for _ in 0..<2_000 {
             view.setNeedsUpdate()
             scheduler.turn()
@@ -235,6 +244,7 @@ final class ViewUpdatingObservationTests: XCTestCase {
         do {
             let view = ProfileView(scheduler: scheduler, profile: profile)
             view.startUpdatingView()
+            XCTAssertNoThrow(try scheduler.runUntilIdle())
             released = view
         }
         self.view = nil

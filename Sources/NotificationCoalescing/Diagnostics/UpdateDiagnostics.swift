@@ -9,7 +9,8 @@ import Foundation
 ///   delivered: an update loop (a context re-requested from inside its own delivery in 60 consecutive
 ///   cycles), an updater slower than a frame (16 ms), and mistakes that would otherwise be silent — a
 ///   context released with an update pending, a `suspend()` left unbalanced, a scheduler that does not
-///   turn, an update-properties context never bound to its view.
+///   turn, an update-properties context never bound to its view, a tracked `@Observable` change made off the
+///   main thread.
 /// - **While ``isRecording``**: one ``Report/Kind-swift.struct/delivery`` report per delivery, with the
 ///   context's label, the thread and call site of the first request it absorbed, how many requests it
 ///   absorbed, its flag or transaction, and how long its updaters took.
@@ -112,6 +113,11 @@ extension UpdateDiagnostics {
             /// A call made where it is not allowed (off the main thread, an extra `resume()`), recovered
             /// from as documented.
             public static let misuse = Kind(name: "misuse")
+            /// A change to an `@Observable` value that a tracked updater read, made off the main thread:
+            /// Observation reports it before the value is stored, so a delivery may show the value before it
+            /// and nothing tells the library when it is stored. Reported once per updater, naming it and the
+            /// fix (change it on the main actor, or request an update after the change).
+            public static let trackedChangeOffMainThread = Kind(name: "tracked change off the main thread")
 
             public var description: String { name }
         }

@@ -101,7 +101,9 @@ open class CoalescingScheduler: @unchecked Sendable {
         /// When the newest batch asked for a turn (`cvu_monotonic_now_ns`): one clock read per batch, so
         /// that a description tells an overdue turn from a scheduler that was merely idle before.
         static let asked = 4
-        static let count = 5
+        /// Bit 0: a view context uses this scheduler (noted once, for the animated scopes' flush).
+        static let hostsViews = 5
+        static let count = 6
     }
     /// Clients scheduled on the scheduler's own thread: no lock needed (confined to that thread).
     @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) final var ownerWaiting: [PendingClient] = []
@@ -246,6 +248,25 @@ open class CoalescingScheduler: @unchecked Sendable {
         // The plain load keeps a burst of requests to one shared write (and the call below off the path).
         if cvu_word_load_relaxed(turnWord) & 1 != 0 { return }
         askForTurn()
+    }
+
+    /// Marks this scheduler as one a view context uses; `true` the first time (any thread).
+    package final func noteHostsViews() -> Bool {
+        cvu_word_fetch_or(turnWord + Word.hostsViews, 1) & 1 == 0
+    }
+
+    /// Whether clients may be waiting for the next turn. On the scheduler's thread only.
+    package final var mayHaveWaitingClients: Bool {
+        !ownerWaiting.isEmpty || cvu_word_load_relaxed(turnWord) & 1 != 0
+    }
+
+    /// The clients waiting for the next turn (not those a turn under way is calling, nor those parked for
+    /// another mode), each retained in the result: for work that must act on what is pending before the turn
+    /// (an animated scope's flush). On the scheduler's thread only.
+    package final func waitingClients() -> [any TurnClient] {
+        var clients = ownerWaiting.map(\.client)
+        queue.withLock { clients += $0.waiting }
+        return clients
     }
 
     /// Marks a turn as asked for; the first mark since the last turn began calls ``requestTurn(insideTurn:)``.

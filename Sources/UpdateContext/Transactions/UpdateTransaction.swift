@@ -272,6 +272,7 @@ public struct UpdateTransaction: Sendable, CustomStringConvertible {
 /// that a request reads the task-local value only while some scope value is alive, and a task created
 /// in a scope still finds its transaction after the scope closed.
 final class TransactionScope: Sendable {
+    /// The scope's transaction, its completions claimed: held for as long as this object lives.
     let transaction: UpdateTransaction
 
     init(_ transaction: UpdateTransaction) {
@@ -281,6 +282,9 @@ final class TransactionScope: Sendable {
 
     deinit {
         cvu_transaction_scopes_add(-1)
+        // The scope's own hold goes with it: at the end of the body, or when the last task created in it ends
+        // (it holds the completion while it runs). A completion no request holds is told now.
+        transaction.releaseCompletions(nil)
     }
 }
 
@@ -315,9 +319,11 @@ public func withUpdateTransaction<Result>(_ transaction: UpdateTransaction, _ bo
     -> Result
 {
     let current = UpdateTransaction.current.map { transaction.nested(in: $0) } ?? transaction
-    let held = current.claimingCompletions()
-    defer { held.releaseCompletions(nil) }
-    return try UpdateTransaction.$scope.withValue(TransactionScope(held), operation: body)
+    // An animating scope first delivers what is pending (`.flushUpdates`), outside the scope.
+    if current.isAnimated { AnimatedScopeFlush.flushPendingUpdates() }
+    // The scope value holds the completions: as long as the body runs, and as long as any task created in it
+    // runs (a task copies the task-local value).
+    return try UpdateTransaction.$scope.withValue(TransactionScope(current.claimingCompletions()), operation: body)
 }
 
 /// ``withUpdateTransaction(_:_:)`` with a transaction that has `animation` (`nil`: explicitly not

@@ -130,7 +130,7 @@ extension ViewUpdating {
             nonisolated(unsafe) let owner = self
             MainActor.assumeIsolated { owner.updateView(animated: animated) }
         }
-        context.onViewUpdater(tracking: tracksObservation, render)
+        context.onViewUpdater(named: "\(type(of: self)).updateView(animated:)", tracking: tracksObservation, render)
         context.storage.update(
             false, api: "startUpdatingView()",
             recovery: ": it renders at once. It is connected now, and renders in the next main-thread cycle.",

@@ -68,145 +68,254 @@ extension ViewUpdatingContext {
     public func onTrackedUpdate(
         file: StaticString = #fileID, line: UInt = #line, _ closure: @escaping (_ animated: Bool) -> Void
     ) -> ViewUpdater {
-        let updater = onTrackingUpdater(closure)
+        let updater = onTrackingUpdater(named: "the tracked updater registered at \(file):\(line)", closure)
         setNeedsUpdate(file: file, line: line)
         return updater
     }
 
-    /// An updater that runs `closure` under Observation tracking, keeping exactly one tracking alive.
+    /// An updater that runs `closure` under Observation tracking (`name` is what reports call it).
     ///
     /// Observation cannot cancel a tracking: `withObservationTracking` keeps its registrations until a
-    /// property it read changes. A delivery that no tracked change caused (a `@NeedsUpdate`, an explicit
-    /// request) would leave the previous tracking armed beside the new one — hearing what an earlier delivery
-    /// read, and growing the models' registries by one registration per such delivery. So every tracking also
-    /// reads a sentinel of this updater's own, and a delivery whose previous tracking is still armed first
-    /// changes the sentinel: Observation then fires that tracking, which removes all its registrations. Its
-    /// `onChange` belongs to a retired generation and requests nothing.
+    /// property it read changes, and then reports once, at the change's `willSet`. So:
+    ///
+    /// - Every tracking also reads a sentinel of this updater's own — one of two slots, by the parity of its
+    ///   generation — and changing that slot fires the tracking, which removes all its registrations: a
+    ///   tracking is *retired* that way. The one before is kept armed while the updater runs, so that a change
+    ///   the updater makes to what it read last time (a write-back) is heard and delivered again; it is retired
+    ///   once the updater has returned and the new tracking is installed.
+    /// - The first delivery has no tracking before it: one follow-up delivery after it (coalesced with the
+    ///   cycle's other requests) reads what that first run may have changed, with the first tracking armed.
+    /// - The updater's closure owns a ``TrackingRetirer``: removing the updater, replacing it, `removeUpdaters()`
+    ///   or the context's release drops the closure, which retires both trackings, so that nothing requests
+    ///   afterwards and a long-lived model keeps nothing of an updater that is gone.
+    /// - A change heard off the main thread is delivered once more in the next cycle, and reported once per
+    ///   updater (`trackedChangeOffMainThread`): Observation reports before the store.
     @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
-    func onTrackingUpdater(_ closure: @escaping (_ animated: Bool) -> Void) -> ViewUpdater {
+    func onTrackingUpdater(named name: String, _ closure: @escaping (_ animated: Bool) -> Void) -> ViewUpdater {
         let link = storage.link
+        let label = storage.label
         let state = TrackingState()
         let sentinel = TrackingSentinel()
+        let retirer = TrackingRetirer(state: state, sentinel: sentinel)
         return onUpdate { animated in
-            // On the delivering thread: retire the tracking that never fired (the sentinel's change fires
-            // it here, synchronously; its `onChange` sees the retirement and requests nothing).
-            if state.beginRetiring() {
-                sentinel.change()
-            }
-            let generation = state.arm()
+            withExtendedLifetime(retirer) {}  // owned by this closure: retires the trackings when it goes
+            let generation = state.beginDelivery()
             withObservationTracking {
-                sentinel.read()
+                sentinel.read(generation)
                 closure(animated)
             } onChange: {
-                // Observation calls this at the change's willSet, before the new value is stored. On the
-                // delivering thread the store is done before the cycle ends. On another thread the delivering
-                // thread may deliver (and track again) before it: this delivery must be followed by another.
-                if state.fire(generation) { link.setNeedsUpdate(nil, site: RequestSite(.trackedChange)) }
+                // Observation calls this at the change's willSet, before the new value is stored, on the
+                // changing thread, once per tracking.
+                switch state.fire(generation) {
+                case .none: break
+                case .change: link.setNeedsUpdate(nil, site: RequestSite(.trackedChange))
+                case .changeElsewhere(let report):
+                    if report { TrackingState.reportOffMainThread(name, label: label) }
+                    link.setNeedsUpdate(nil, site: RequestSite(.trackedChange))
+                case .writeBack: link.setNeedsUpdate(nil, site: RequestSite(.writeBack(updater: name)))
+                }
             }
-            // After the updater (and the tracking it set up): a delivery that answered a change made on
-            // another thread may have read the value before that thread stored it, and the tracking set up
-            // now only hears of the next change. Deliver once more in the next cycle, which reads the stored
-            // value (and tracks again).
-            // Not the context requesting itself: the change was made elsewhere (no update loop is counted).
-            if state.takeChangedElsewhere() { link.setNeedsUpdate(nil, site: RequestSite(.followUp)) }
+            // The updater has returned and the new tracking is installed: the one before is retired.
+            let (retiresPrevious, followUp) = state.endDelivery()
+            if retiresPrevious {
+                sentinel.change(generation &- 1)
+                state.endRetirement()
+            }
+            // After the first delivery, and after one that answered a change made on another thread (the
+            // updater may have read the value before that thread stored it; the tracking set up now only hears
+            // of the next change), one more delivery, in the next cycle. Not the context requesting itself.
+            if followUp { link.setNeedsUpdate(nil, site: RequestSite(.followUp)) }
         }
     }
 }
 
-/// What a tracked updater's tracking is doing: its generation (one per delivery), whether the current one
-/// is still armed, the thread that delivers (the main thread, or a manual scheduler's, or a main-queue
-/// block's under `dispatchMain()`), and whether a change was reported on another thread since the last
-/// delivery.
-private final class TrackingState: Sendable {
+/// What a tracked updater's trackings are doing: the current generation (one per delivery) and the one before
+/// it, whether each is still armed, whether the updater is running (on which thread: the main thread, a
+/// manual scheduler's, or a main-queue block's under `dispatchMain()`), whether a follow-up delivery is due,
+/// and whether the updater is gone.
+final class TrackingState: Sendable {
     private struct Words {
         var generation: UInt64 = 0
+        /// The current generation's tracking has not fired.
         var armed = false
-        var retiring = false
-        var changedElsewhere = false
+        /// The previous generation's tracking has not fired: kept while the updater runs (write-backs).
+        var previousArmed = false
+        /// The updater of the current generation is running.
+        var applying = false
+        /// The delivering thread is retiring the previous generation (its sentinel slot is changing).
+        var retiringPrevious = false
+        var followUp = false
+        var delivered = false
+        var reportedOffMain = false
+        var retired = false
         var deliveringThread: ThreadIdentity?
+        /// The updater has changed what it read while it ran (a write-back was heard): from then on, a delivery
+        /// that a tracked change caused (nothing could hear a write-back in it) is followed by one more.
+        var writesBack = false
+        /// Whether the previous generation was still armed when the delivery under way began: if not, a tracked
+        /// change caused this delivery.
+        var previousArmedAtBegin = false
+
+        /// A change heard off the delivering thread: a follow-up is due, and the first one off the main
+        /// thread is reported.
+        mutating func heardElsewhere() -> Firing {
+            followUp = true
+            let report = !reportedOffMain && !MainActorPlace.isCurrent
+            if report { reportedOffMain = true }
+            return .changeElsewhere(report: report)
+        }
+    }
+
+    /// What a tracking that fired asks for.
+    enum Firing {
+        /// Nothing: retired, already reported, or the sentinel retiring it.
+        case none
+        /// A change: request an update.
+        case change
+        /// A change heard off the delivering thread: request, and report it if `true` (the first time).
+        case changeElsewhere(report: Bool)
+        /// The updater changed, while it ran, what it read in its last delivery: request again.
+        case writeBack
     }
 
     private let words = Locked(Words())
 
-    /// Retires the current generation (disarmed, it is no longer the one that requests); answers whether its
-    /// tracking was still armed (never fired), so that the caller fires it through the sentinel before
-    /// ``arm()`` ends the retirement.
-    func beginRetiring() -> Bool {
+    /// A delivery begins, on the delivering thread: the current generation becomes the previous one (still
+    /// armed if it never fired), and a new one is armed. Returns it.
+    func beginDelivery() -> UInt64 {
         words.withLock { words in
-            defer {
-                words.armed = false
-                words.retiring = true
-            }
-            return words.armed
-        }
-    }
-
-    /// Ends the retirement and arms a new generation, tracked on the calling (delivering) thread; returns it.
-    func arm() -> UInt64 {
-        words.withLock { words in
-            words.retiring = false
+            words.previousArmed = words.armed
+            words.previousArmedAtBegin = words.armed
             words.generation &+= 1
             words.armed = true
+            words.applying = true
             words.deliveringThread = .current
             return words.generation
         }
     }
 
-    /// A tracking of `generation` fired; answers whether to request. The sentinel's change on the delivering
-    /// thread, while retiring, requests nothing. The current generation requests once. A retired one requests
-    /// only when it fired on another thread (a real change, heard just before the retirement): the delivery
-    /// under way may read the value before that thread stores it. A change heard on another thread also
-    /// earns the follow-up delivery.
-    func fire(_ generation: UInt64) -> Bool {
+    /// The updater returned (on the delivering thread): answers whether the previous generation is still
+    /// armed — the caller retires it now (changing its sentinel slot), then calls ``endRetirement()`` — and
+    /// whether a follow-up delivery is due (after the first delivery, or a change heard elsewhere), which it
+    /// clears. One lock in the common case.
+    func endDelivery() -> (retiresPrevious: Bool, followUp: Bool) {
         words.withLock { words in
-            let onDeliveringThread = words.deliveringThread?.isCurrent ?? true
-            if words.retiring && onDeliveringThread { return false }
-            if generation == words.generation && words.armed {
-                words.armed = false
-                if !onDeliveringThread { words.changedElsewhere = true }
-                return true
-            }
-            if !onDeliveringThread {
-                words.changedElsewhere = true
-                return true
-            }
-            return false
+            words.applying = false
+            let followUp = words.followUp || !words.delivered || words.writesBack && !words.previousArmedAtBegin
+            words.followUp = false
+            words.delivered = true
+            if words.previousArmed { words.retiringPrevious = true }
+            return (words.previousArmed, followUp)
         }
     }
 
-    /// Returns the mark of a change reported on another thread and clears it.
-    func takeChangedElsewhere() -> Bool {
+    func endRetirement() {
         words.withLock { words in
-            defer { words.changedElsewhere = false }
-            return words.changedElsewhere
+            words.retiringPrevious = false
+            words.previousArmed = false
         }
+    }
+
+    /// A tracking of `generation` fired (any thread): what to do.
+    func fire(_ generation: UInt64) -> Firing {
+        words.withLock { words in
+            if words.retired { return .none }
+            let onDeliveringThread = words.deliveringThread?.isCurrent ?? true
+            if generation == words.generation {
+                guard words.armed else { return .none }
+                words.armed = false
+                return onDeliveringThread ? .change : words.heardElsewhere()
+            }
+            if generation == words.generation &- 1 {
+                guard words.previousArmed, !(words.retiringPrevious && onDeliveringThread) else { return .none }
+                words.previousArmed = false
+                if !onDeliveringThread { return words.heardElsewhere() }
+                guard words.applying else { return .change }
+                words.writesBack = true
+                return .writeBack
+            }
+            // An older generation, already retired: only a real change heard on another thread just before its
+            // retirement still counts (the delivery under way may read the value before it is stored).
+            return onDeliveringThread ? .none : words.heardElsewhere()
+        }
+    }
+
+    /// The updater is gone (any thread): nothing requests from now on. Returns the generations whose trackings
+    /// are still armed, for the caller to retire through their sentinel slots.
+    func retire() -> [UInt64] {
+        words.withLock { words in
+            words.retired = true
+            var armed: [UInt64] = []
+            if words.armed { armed.append(words.generation) }
+            if words.previousArmed { armed.append(words.generation &- 1) }
+            words.armed = false
+            words.previousArmed = false
+            return armed
+        }
+    }
+
+    /// The always-on report of the first tracked change an updater heard off the main thread.
+    static func reportOffMainThread(_ updater: String, label: DiagnosticLabel) {
+        UpdateDiagnostics.emit(
+            UpdateDiagnostics.Report(
+                kind: .trackedChangeOffMainThread, label: label.string,
+                message: "\(updater) read an @Observable value that was changed off the main thread. Observation "
+                    + "reports a change before the new value is stored, so a delivery may show the value before "
+                    + "it, and nothing tells the library when it is stored: make tracked changes on the main actor, "
+                    + "or call setNeedsUpdate() on the context after the change (both on the changing thread).",
+                callSite: UpdateDiagnostics.Report.CallSite(
+                    file: "a change on another thread", line: 0, thread: UpdateDiagnostics.Report.CallSite.currentThread
+                )))
     }
 }
 
-/// A property of the updater's own that every tracking reads, so that changing it fires (and so removes)
-/// a tracking that nothing else fired. Read and changed on the main thread only, in deliveries.
-@available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
-private final class TrackingSentinel: Observable, @unchecked Sendable {
-    // @unchecked Sendable: `value` is read and written only on the main thread (deliveries run there);
-    // the registrar is itself thread-safe.
-    private let registrar = ObservationRegistrar()
-    private var value: UInt64 = 0
+/// Owned by a tracked updater's closure: when the closure goes (the updater removed, replaced, or its context
+/// released), its deinit retires the updater's trackings, on whatever thread let it go.
+private final class TrackingRetirer: Sendable {
+    private let state: TrackingState
+    private let sentinel: any TrackingSentinelProtocol
 
-    func read() {
-        registrar.access(self, keyPath: \.value)
+    @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
+    init(state: TrackingState, sentinel: TrackingSentinel) {
+        self.state = state
+        self.sentinel = sentinel
     }
 
-    func change() {
-        registrar.withMutation(of: self, keyPath: \.value) { value &+= 1 }
+    deinit {
+        for generation in state.retire() { sentinel.change(generation) }
+    }
+}
+
+/// The sentinel as ``TrackingRetirer`` holds it (a stored property cannot have a newer type than its class's
+/// availability).
+private protocol TrackingSentinelProtocol: Sendable {
+    func change(_ generation: UInt64)
+}
+
+/// Two properties of the updater's own, one per generation parity: every tracking reads its generation's,
+/// so that changing it fires (and so removes) that tracking alone. Nothing is stored: a change is
+/// Observation's `willSet` and `didSet` with no mutation between, safe from any thread.
+@available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
+private final class TrackingSentinel: Observable, TrackingSentinelProtocol, Sendable {
+    private let registrar = ObservationRegistrar()
+    private var even: Void { () }
+    private var odd: Void { () }
+
+    func read(_ generation: UInt64) {
+        registrar.access(self, keyPath: generation % 2 == 0 ? \.even : \.odd)
+    }
+
+    func change(_ generation: UInt64) {
+        registrar.withMutation(of: self, keyPath: generation % 2 == 0 ? \.even : \.odd) {}
     }
 }
 
 extension ViewUpdatingContext {
-    /// The updater of `startUpdatingView()`: under Observation tracking when `tracking` is set and the system
-    /// has Observation, a plain one otherwise.
-    func onViewUpdater(tracking: Bool, _ render: @escaping (_ animated: Bool) -> Void) {
+    /// The updater of `startUpdatingView()` (`name` is what reports call it): under Observation tracking when
+    /// `tracking` is set and the system has Observation, a plain one otherwise.
+    func onViewUpdater(named name: String, tracking: Bool, _ render: @escaping (_ animated: Bool) -> Void) {
         if tracking, #available(iOS 17, macOS 14, tvOS 17, watchOS 10, *) {
-            _ = onTrackingUpdater(render)
+            _ = onTrackingUpdater(named: name, render)
         } else {
             onUpdate(render)
         }
@@ -216,7 +325,7 @@ extension ViewUpdatingContext {
 #else
 extension ViewUpdatingContext {
     /// The updater of `startUpdatingView()`: without the Observation module, nothing is tracked.
-    func onViewUpdater(tracking: Bool, _ render: @escaping (_ animated: Bool) -> Void) {
+    func onViewUpdater(named name: String, tracking: Bool, _ render: @escaping (_ animated: Bool) -> Void) {
         onUpdate(render)
     }
 }
