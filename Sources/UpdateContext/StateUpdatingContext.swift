@@ -147,12 +147,17 @@ public final class StateUpdatingContext<State: Equatable> {
 
     /// Runs `body` on the state until it commits; returns whether the state changed. An animated change
     /// (`animated`, the request's effective flag) made while a non-animated request is pending keeps the rules'
-    /// early flush from showing it: on the main thread the flush is made now, before the change is stored, so
-    /// it renders the state before it (as a `@NeedsUpdate` property does); on another thread, where the flush
-    /// comes when the requests are applied in arrival order, the state before the change is kept for it.
+    /// early flush from showing it: on the main thread the flush is made now, once, before the body runs —
+    /// outside it and outside its retries, so a renderer of the flush may change the state — and renders the
+    /// state before the change (as a `@NeedsUpdate` property does); elsewhere, and when a non-animated request
+    /// is pending again by the time the change commits (another thread's), the state before the change is kept
+    /// for the flush the rules make when the requests are applied in arrival order.
     private func commit(animated: Bool?, file: StaticString, line: UInt, _ body: (inout State) -> Void) -> Bool {
         let me = ThreadIdentity.current
         let storage = context.storage
+        let flushesFirst =
+            animated == true && storage.isOnSchedulerThread && !storage.machinePointer.pointee.isDelivering
+        if flushesFirst { storage.flushBeforeChange(true) }
         while true {
             let (before, version) = self.storage.withLock { stored -> (State, UInt64) in
                 if stored.bodyThreads.contains(where: { $0.isCurrent }) {
@@ -166,15 +171,8 @@ public final class StateUpdatingContext<State: Equatable> {
             var after = before
             body(&after)
             let changed = after != before
-            // Outside every lock: the flush calls the renderers (which may change the state: the version check
-            // below then runs the body again, on the newer state, and the flush has nothing left to do).
             // (Inside a delivery the request waits in the inbox, behind what was asked there: kept too.)
-            let flushesNow =
-                changed && animated == true && storage.isOnSchedulerThread
-                && !storage.machinePointer.pointee.isDelivering
-            if flushesNow { storage.flushBeforeChange(true) }
-            let keepsStateBefore =
-                changed && animated == true && !flushesNow && storage.hasNonAnimatedRequestPending
+            let keepsStateBefore = changed && animated == true && storage.hasNonAnimatedRequestPending
             // After the commit below, `after` holds the state it replaced.
             // The replaced state is released after the lock: its deinit (a class inside it) is the user's.
             var replaced: State?
@@ -190,7 +188,8 @@ public final class StateUpdatingContext<State: Equatable> {
                         replaced = stored.flushState  // `T F`: everything renders without animation
                         stored.flushState = nil
                     case true?:
-                        if (keepsStateBefore || stored.nonAnimatedPending && !flushesNow) && stored.flushState == nil {
+                        if (keepsStateBefore || stored.nonAnimatedPending && !flushesFirst) && stored.flushState == nil
+                        {
                             stored.flushState = before
                         }
                         stored.nonAnimatedPending = false

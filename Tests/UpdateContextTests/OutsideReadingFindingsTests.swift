@@ -106,6 +106,101 @@ final class OutsideReadingFindingsTests: XCTestCase {
         XCTAssertEqual(shown, ["0n", "1n", "2a"])
     }
 
+    /// The outside review of these fixes: a renderer that changes the state during the early flush that an
+    /// animated `modify` makes on the main thread is not "inside its own body" (it stopped the program, in
+    /// every build); its change is delivered like any request made in a renderer.
+    func testARendererChangingTheStateInsideTheFlushOfAnAnimatedModifyIsDelivered() throws {
+        let scheduler = ManualScheduler()
+        let state = StateUpdatingContext(state: 0, scheduler: scheduler, refreshEvents: [])
+        var shown: [String] = []
+        state.onRender { value, _, animated in
+            shown.append("\(value)\(animated ? "a" : "n")")
+            if value == 1 { state.modify { $0 = 10 } }  // a renderer that normalises the state
+        }
+        scheduler.turn()
+        state.modify(animated: false) { $0 = 1 }
+        state.modify(animated: true) { $0 = 2 }
+        try scheduler.runUntilIdle()
+        XCTAssertEqual(shown.first, "0n")
+        XCTAssertTrue(shown.contains("1n"), "the flush showed the state before the animated change: \(shown)")
+        XCTAssertEqual(state.state, 2, "the body ran again on the renderer's state, and set it")
+        XCTAssertEqual(shown.last, "2a")
+    }
+
+    /// The outside review: the flush of an animated `modify` on the main thread happens once, before the body,
+    /// not inside its retry loop — a producer changing the state on another thread made every attempt flush
+    /// (one `modify` rendered over a thousand times and held the main thread for seconds).
+    func testAnAnimatedModifyOnTheMainThreadFlushesOnceWhateverAnotherThreadChanges() {
+        let scheduler = ManualScheduler()
+        let state = StateUpdatingContext(state: 0, scheduler: scheduler, refreshEvents: [])
+        let renders = AtomicCounter()
+        // The renderer lets the producer commit while it runs: each attempt of the body then loses the race.
+        let producing = DispatchSemaphore(value: 0)
+        let produced = DispatchSemaphore(value: 0)
+        var armed = false
+        state.onRender { _, _, _ in
+            renders.add()
+            if armed && renders.value < 50 {  // (bounded: on 0.2.0's fix every attempt rendered, forever)
+                producing.signal()
+                produced.wait()
+            }
+        }
+        scheduler.turn()
+        let stop = AtomicCounter()
+        Thread.detachNewThread {
+            while stop.value == 0 {
+                guard producing.wait(timeout: .now() + 0.01) == .success else { continue }
+                state.modify(animated: false) { $0 += 1 }
+                produced.signal()
+            }
+        }
+        state.modify(animated: false) { $0 = 5 }
+        armed = true
+        let before = renders.value
+        var attempts = 0
+        state.modify(animated: true) { value in
+            attempts += 1
+            value = -1
+        }
+        armed = false
+        stop.store(1)
+        // One flush before the body; and, when the other thread's non-animated request is pending again as
+        // the change commits, the rules' flush of it (showing the state before this change).
+        XCTAssertLessThanOrEqual(renders.value - before, 2, "one flush before the body, and the rules' own")
+        XCTAssertLessThanOrEqual(attempts, 2)
+        _ = try? scheduler.runUntilIdle()
+    }
+
+    /// The outside review: a delivery that showed a sequence's element tells the completion `.shown`, even when
+    /// its updater releases the context while a later element's request waits (which is then told
+    /// `.dropped(.contextReleased)`, once): the drop's outcome overrode the delivery's.
+    func testADeliveryThatShowedAnElementIsToldShownWhenItsUpdaterReleasesTheContext() {
+        let scheduler = ManualScheduler()
+        var context: ViewUpdatingContext? = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+        let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
+        let calls = SharedLog()
+        var transaction = UpdateTransaction(animation: .default)
+        transaction.addCompletion { calls.append("\($0)") }
+        let subscription = context!.requestUpdates(from: stream, transaction: transaction)
+        var deliveries = 0
+        context!.onUpdate { _ in
+            deliveries += 1
+            continuation.yield(2)  // arrives while this delivery runs: waits in the inbox
+            self.waitUntil { context?.isUpdatePending == true }
+            context = nil  // released inside the updater, element 2 pending
+        }
+        continuation.yield(1)
+        waitUntil { context?.isUpdatePending == true }
+        scheduler.turn()
+        spinMainLoop(timeout: 2) { calls.entries.count >= 2 }
+        XCTAssertEqual(deliveries, 1)
+        XCTAssertEqual(
+            calls.entries,
+            ["shown(finished: true)", "dropped(UpdateContext.UpdateCompletion.DropReason.contextReleased)"])
+        continuation.finish()
+        withExtendedLifetime(subscription) {}
+    }
+
     // MARK: 3. Explicit transactions inside a scope join it
 
     /// UsingTransactions: every request made inside `withUpdateTransaction` carries it "by any route": an

@@ -122,8 +122,9 @@ final class PreconditionTests: XCTestCase {
         // On the main thread, with a context whose scheduler turns elsewhere: stopped at the call, saying so.
         try assertTraps(
             "scheduler turned on another thread",
-            mentioning: "ElsewhereBadge.updateView(animated:) is @MainActor, but its context's scheduler delivers on "
-                + "another thread")
+            mentioning: "ElsewhereBadge.updateView(animated:) is @MainActor, but its context's scheduler, "
+                + "ManualScheduler")
+        try assertTraps("scheduler turned on another thread", mentioning: "turns on another thread than this one")
         try assertTraps("scheduler turned on another thread", mentioning: here)
     }
 

@@ -45,8 +45,11 @@ final class SubscriptionCompletionRandomTests: XCTestCase {
             let before = context.storage.postedCount
             continuation.yield(0)
             guard waits else { return }
-            let deadline = Date(timeIntervalSinceNow: 5)
+            let deadline = Date(timeIntervalSinceNow: 30)
             while context.storage.postedCount == before && Date() < deadline { Thread.sleep(forTimeInterval: 0.0005) }
+            if context.storage.postedCount == before {
+                XCTFail("seed \(seed): an element was not requested in 30 s; last steps: \(log.suffix(10))")
+            }
         }
 
         context.onUpdate { _ in

@@ -16,13 +16,13 @@ extension UpdateRequest {
         self == .setNeedsUpdate(true) || self == .update(true)
     }
 
-    /// An explicit non-animated request (`animated: false`, or a transaction without an animation), which
-    /// an animated one after it flushes early.
+    /// An explicit non-animated request (`animated: false`, or a transaction without an animation) that an
+    /// animated one after it flushes early (an `update` delivers at once instead: it leaves nothing pending).
     var isNonAnimated: Bool {
         switch self {
-        case .setNeedsUpdate(false?), .update(false?): true
-        case .transaction(let box, _): !box.transaction.isAnimated
-        case .setNeedsUpdate, .update, .deliver: false
+        case .setNeedsUpdate(false?): true
+        case .transaction(let box, false): !box.transaction.isAnimated
+        case .setNeedsUpdate, .update, .deliver, .transaction: false
         }
     }
 }

@@ -306,14 +306,23 @@ final class TransactionScope: Sendable {
 /// ```
 ///
 /// Each completion of `transaction` is called once, after the last delivery that shows a request made in
-/// `body` (see ``UpdateTransaction/addCompletion(_:)``); when `body` requests nothing, it is told
+/// `body` (see ``UpdateTransaction/addCompletion(_:)``); when nothing requested, it is told
 /// ``UpdateCompletion/dropped(_:)`` with ``UpdateCompletion/DropReason/noUpdaters`` as the scope ends. A
-/// `Task` created in `body` carries the transaction too (its animation and values, always; its
-/// completions, while they have not run). In a nested scope the innermost animation and values win, and
-/// the enclosing scopes' completions also wait for the nested body's requests.
+/// `Task` created in `body` carries the transaction too, and holds its completions while it runs: they are
+/// told after the delivery that shows the task's requests (a task that never ends keeps them open). A request
+/// with a transaction of its own made in `body` joins the scope: its own animation and values win, and the
+/// scope's completions wait for it too. In a nested scope the innermost animation and values win, and the
+/// enclosing scopes' completions also wait for the nested body's requests.
 ///
-/// Any thread. On another thread than the main one the requests wait in the context's inbox with the
-/// transaction, and the completions still run on the main thread.
+/// Entered on the main thread with a transaction that animates, it first delivers what is pending on that
+/// thread's contexts, each as its end of cycle would (UIKit 26's `.flushUpdates`): the changes `body` makes
+/// are shown by deliveries of their own, animated, and a change to an `@Observable` value that a tracked
+/// updater read is reported in the scope whatever changed earlier in the cycle. (A context whose updaters are
+/// running, or that is suspended, keeps what is pending; so do the contexts of a turn under way on this
+/// thread that it has not reached yet.)
+///
+/// Any thread. On another thread than the main one nothing is flushed, the requests wait in the context's
+/// inbox with the transaction, and the completions still run on the main thread.
 @discardableResult
 public func withUpdateTransaction<Result>(_ transaction: UpdateTransaction, _ body: () throws -> Result) rethrows
     -> Result
@@ -379,8 +388,8 @@ final class CompletionGroup: @unchecked Sendable {
     }
 }
 
-/// One transaction requested again and again by a subscription (an async sequence's elements, a message
-/// type's posts): its completions are renewable copies (``CompletionBox/init(renewing:)``), each called once
+/// One transaction requested again and again by a subscription (an async sequence's elements): its
+/// completions are renewable copies (``CompletionBox/init(renewing:)``), each called once
 /// per delivery that shows one or more of those requests — decided by the delivery, on the main thread, not
 /// by when an element's request was made: a request still on its way when a delivery shows the ones before
 /// it is shown, and told, by a delivery of its own.
@@ -420,6 +429,21 @@ final class CompletionBox: Sendable {
         var finished = true
         var released = false
         var noUpdaters = false
+        /// A renewable box was told its context went: it is not told so again (a request racing the release
+        /// may still drop after that).
+        var toldReleased = false
+
+        /// A renewable box's run that no delivery ends: once no holder is left, its requests' drop (once for
+        /// the context's release), and a fresh start.
+        mutating func renewedDrop() -> [UpdateCompletion] {
+            guard holds == 0, released || noUpdaters || shown else { return [] }
+            let outcome = outcome()
+            if outcome == .dropped(.contextReleased) {
+                if toldReleased { return [] }
+                toldReleased = true
+            }
+            return [outcome]
+        }
 
         /// What the holders' requests came to, and a fresh start for a renewable box's next run.
         mutating func outcome() -> UpdateCompletion {
@@ -457,7 +481,15 @@ final class CompletionBox: Sendable {
     /// delivery that showed it, then "nothing showed it". `endsDelivery`: the hold was a delivery's
     /// (``CompletionGroup``), which runs a renewable box at once.
     func release(_ outcome: UpdateCompletion?, endsDelivery: Bool = false) {
-        let final = state.withLock { state -> UpdateCompletion? in
+        let calls = state.withLock { state -> [UpdateCompletion] in
+            precondition(state.holds > 0, "CompletionBox: released more times than held")
+            state.holds -= 1
+            if renews, endsDelivery, let outcome, outcome != .dropped(.contextReleased) {
+                // A delivery that showed it (or had no updater) runs it now, for that delivery alone; what
+                // other holders' requests came to meanwhile (dropped with their context) is their own run's,
+                // told once no holder is left.
+                return [outcome] + state.renewedDrop()
+            }
             switch outcome {
             case .shown(let finished)?:
                 state.shown = true
@@ -466,24 +498,17 @@ final class CompletionBox: Sendable {
             case .dropped(.noUpdaters)?: state.noUpdaters = true
             case nil: break
             }
-            precondition(state.holds > 0, "CompletionBox: released more times than held")
-            state.holds -= 1
-            if renews {
-                // A delivery that showed it (or had no updater) runs it now; a drop, once no holder is left.
-                if endsDelivery && outcome != .dropped(.contextReleased) { return state.outcome() }
-                guard state.holds == 0, state.released || state.noUpdaters || state.shown else { return nil }
-                return state.outcome()
-            }
-            guard state.holds == 0, !state.isSpent else { return nil }
+            if renews { return state.renewedDrop() }
+            guard state.holds == 0, !state.isSpent else { return [] }
             state.isSpent = true
-            return state.outcome()
+            return [state.outcome()]
         }
-        guard let final else { return }
+        guard !calls.isEmpty else { return }
         let call = self.call
         if MainActorPlace.isCurrent {
-            MainActor.assumeIsolated { call(final) }
+            MainActor.assumeIsolated { for outcome in calls { call(outcome) } }
         } else {
-            DispatchQueue.main.async { MainActor.assumeIsolated { call(final) } }
+            DispatchQueue.main.async { MainActor.assumeIsolated { for outcome in calls { call(outcome) } } }
         }
     }
 }

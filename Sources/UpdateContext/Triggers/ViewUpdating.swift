@@ -61,21 +61,25 @@ extension ViewUpdating {
     ///
     /// **What `updateView` reads is tracked.** Where Observation exists (iOS 17, macOS 14, tvOS 17,
     /// watchOS 10, visionOS 1, Linux), each call of ``updateView(animated:)`` runs under Observation
-    /// tracking, as UIKit 26 does for `updateProperties()`: a change to an `@Observable` property it read —
-    /// from any thread — requests one update, coalesced with every other request of the cycle and carrying
-    /// the current transaction (a change inside `withUpdateAnimation` animates, after flushing a pending
-    /// non-animated update, which shows the old value). Only what the last delivery read is tracked, and
-    /// tracking re-arms with every delivery. A change made on another thread is delivered once more in the
-    /// next cycle (see `onTrackedUpdate(file:line:_:)` for why). Below iOS 17 / macOS 14 nothing is
-    /// tracked. Pass `tracksObservation: false` to track nothing (the object's own ``NeedsUpdate``
-    /// properties and requests still work as always).
+    /// tracking, as UIKit 26 does for `updateProperties()`; only what the last delivery read is tracked. Below
+    /// iOS 17 / macOS 14 nothing is tracked. Pass `tracksObservation: false` to track nothing (the object's own
+    /// ``NeedsUpdate`` properties and requests still work as always). What tracking guarantees:
     ///
-    /// Observation reports one change per tracking: the *first* change after a delivery requests the update,
-    /// with the transaction current then. Later changes before that delivery are shown by it, but request
-    /// nothing themselves: a later change inside `withUpdateAnimation` does not make the pending update
-    /// animated, and its scope's completion is told `.dropped(.noUpdaters)` if nothing else of the scope
-    /// requested. Where such a change must animate, request it too (`setNeedsUpdate(animated: true)` before
-    /// the change, or a ``NeedsUpdate`` property), as UIKit 26 asks `.flushUpdates` for.
+    /// - A change made on the main actor requests one update, coalesced with every other request of the cycle
+    ///   and carrying the current transaction; the view ends showing it.
+    /// - Inside `withUpdateAnimation`/`withUpdateTransaction` a change animates and its completion waits for
+    ///   it, whatever changed earlier in the cycle: entering an animating scope first delivers what is pending.
+    /// - A change made on another thread is delivered, and once more in the next cycle. Observation reports it
+    ///   before the value is stored, so a writer that stalls between the two leaves the view showing the old
+    ///   value: make tracked changes on the main actor, or call ``setNeedsUpdate(animated:file:line:)`` after
+    ///   an off-main change. The first such change is reported once (`UpdateDiagnostics`,
+    ///   `trackedChangeOffMainThread`), naming this type's `updateView(animated:)`.
+    /// - A change ``updateView(animated:)`` makes to what it read (a write-back) is delivered again while the
+    ///   tracking of the delivery before still listens: after the first delivery — which earns one more, at the
+    ///   end of its cycle, for this — after a delivery no tracked change caused, and after every delivery once
+    ///   it has written back; every cycle is the `updateLoop` report. A delivery that a tracked change caused
+    ///   cannot hear a first write-back: change state outside `updateView`.
+    /// - Removing the updater (`updateContext.removeUpdaters()`) or releasing the context ends the tracking.
     ///
     /// ```swift
     /// import Observation
@@ -115,7 +119,12 @@ extension ViewUpdating {
         // created on another thread): every delivery would call `updateView` there. Stopped here, at the call.
         if MainActorPlace.isCurrent && !context.storage.isOnSchedulerThread {
             Misuse.unrecoverable(
-                Self.offMainDeliveryMessage + " (it was created on another thread)", file: file, line: line)
+                "\(type(of: self)).updateView(animated:) is @MainActor, but its context's scheduler, "
+                    + "\(context.storage.withScheduler { "\(type(of: $0)) \"\($0.label)\"" }), turns on another "
+                    + "thread than this one, where every delivery would call it. Under dispatchMain() (an async main, "
+                    + "Swift Testing on Linux) give the context the .dispatchMain scheduler; in a test, create and turn "
+                    + "the ManualScheduler on the main thread (in Swift Testing, mark the test @MainActor)",
+                file: file, line: line)
         }
         guard context.storage.markOwnerConnected() else { return }
         let render: (Bool) -> Void = { [weak self] animated in
