@@ -300,6 +300,31 @@ final class OutsideReadingFindingsTests: XCTestCase {
         XCTAssertFalse(context.isUpdatePending)
     }
 
+    /// The outside review's suspicion, proved: when step 1's updaters ask again without animation,
+    /// `animateWithFlushedUpdates` delivers that too before `changes` run, so "only what `changes` requested is
+    /// animated" — on 0.2.0 the rules' early flush of that request showed the changes without animation.
+    func testAnimateWithFlushedUpdatesDeliversWhatStepOnesUpdatersAskedBeforeTheChanges() {
+        let scheduler = ManualScheduler()
+        let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+        var value = 0
+        var shown: [String] = []
+        var asksAgain = true
+        context.onUpdate { animated in
+            shown.append("\(value)\(animated ? "a" : "n")")
+            if asksAgain {
+                asksAgain = false
+                context.setNeedsUpdate(animated: false)  // deferred: updaters are running
+            }
+        }
+        context.setNeedsUpdate()
+        context.animateWithFlushedUpdates(using: { $0() }) {
+            value = 1
+            context.setNeedsUpdate()
+        }
+        XCTAssertEqual(shown, ["0n", "0n", "1a"], "the changes, and only they, animated")
+        XCTAssertFalse(context.isUpdatePending)
+    }
+
     // MARK: 7. runningSubscriptions counts every running subscription
 
     /// `runningSubscriptions` counts every `UpdateSubscription` of the context that still runs: a sequence's

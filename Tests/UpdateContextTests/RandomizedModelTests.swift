@@ -288,9 +288,9 @@ final class RandomizedModelTests: XCTestCase {
                 subject.applyInbox()
                 let before = subject.model.deliveries.count
                 subject.model.endOfCycle()  // step 1: updateIfNeeded()
-                // Its updater asks again now, if armed (the library's updater puts it in `inbox`).
-                let kept =
-                    subject.model.dirty || (subject.model.deliveries.count > before && subject.requestInside != nil)
+                // Its updater asks again now, if armed (the library's updater puts it in `inbox`): that is
+                // delivered too, once, before `changes` run.
+                let askedAgain = subject.model.deliveries.count > before && subject.requestInside != nil
                 let recorder = subject.completions
                 let changes = { if requests { Self.make(body, on: context, recorder: recorder) } }
                 if usesTransaction {
@@ -299,9 +299,15 @@ final class RandomizedModelTests: XCTestCase {
                 } else {
                     context.animateWithFlushedUpdates(using: { $0() }, changes)
                 }
+                if askedAgain {
+                    subject.applyInbox()
+                    subject.model.endOfCycle()
+                }
+                // Kept (suspended): what `changes` asked, then the animated request, after the earlier requests.
+                let kept = subject.model.dirty
                 if requests {
                     if kept {
-                        subject.applyInbox()  // the updater's request, applied before `changes` runs
+                        subject.applyInbox()
                         subject.apply(body)
                         if usesTransaction {
                             subject.model.setNeeds(transaction: outerAnimation.map(Self.label), completion: outerID)

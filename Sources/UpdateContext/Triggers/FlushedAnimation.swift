@@ -25,14 +25,16 @@ extension ViewUpdatingContext {
     ///
     /// In order, on the main thread:
     /// 1. ``updateIfNeeded(file:line:)``: what was requested before — earlier changes — is delivered now, outside the
-    ///    animation, with the flag the rules give it, so it is not swept into the animation.
+    ///    animation, with the flag the rules give it, so it is not swept into the animation; and what that
+    ///    delivery's updaters asked again is delivered too, once.
     /// 2. `animate` is called with a block that runs `changes`, then delivers what they requested at once,
     ///    inside the animation, with `animated: true` (``update(animated:file:line:)``).
     /// 3. ``updateIfNeeded(file:line:)`` again: what the animated delivery requested is delivered after the
     ///    animation block, not in it.
     ///
     /// Only what `changes` requested is animated. When step 1 cannot deliver — the context is suspended,
-    /// or this is called from inside one of its updaters — the earlier requests stay pending, and what
+    /// this is called from inside one of its updaters, or its updaters ask again every time — the earlier
+    /// requests stay pending, and what
     /// `changes` requested is added after them as `setNeedsUpdate(animated: true)`, so the rules keep the
     /// earlier non-animated changes from animating: inside an updater, the next cycle delivers them
     /// without animation at once and then the new ones animated; while suspended, ``resume(file:line:)`` delivers
@@ -74,6 +76,11 @@ extension ViewUpdatingContext {
             Misuse.unrecoverable("ViewUpdatingContext.\(api) must be called on the main thread", file: file, line: line)
         }
         updateIfNeeded(file: file, line: line)
+        // What step 1's updaters asked is delivered too, once, before `changes` run: made after the changes, its
+        // delivery (the rules' early flush of a non-animated request) would show them without animation.
+        if isUpdatePending && !storage.machinePointer.pointee.isDelivering && !storage.isSuspended {
+            updateIfNeeded(file: file, line: line)
+        }
         let ran = RanFlag()
         // What step 1 could not deliver is still pending: then only what `changes` requested may join the
         // animated request, and it is not delivered now.
