@@ -25,6 +25,12 @@ struct Bench {
     var enqueueCost: [Int: Double] = [:]
     /// Foundation's `post(_:subject:)` of a typed message to one observer ÷ our enqueue of one already pending, paired.
     var typedMessageAdvantage: Double?
+    /// A tracked `updateView` delivery ÷ an untracked one, paired.
+    var trackedUpdateViewRatio: Double?
+    /// Bytes a released tracked screen leaves behind minus what a released untracked one does (per screen).
+    var releasedTrackedExtraBytes: Double?
+    /// An animating scope's entry and exit with nothing pending ÷ a plain request on a dirty context, paired.
+    var scopeEntryRatio: Double?
     var source: (perTurn: SourceRun, perFrame: SourceRun, dispatch: SourceRun, observation: SourceRun)?
 
     init(config: Config, report: Report) {

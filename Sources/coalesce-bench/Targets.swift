@@ -66,6 +66,19 @@ extension Bench {
                     figure: "typed message enqueue (already pending) vs post(_:subject:) to one observer",
                     target: "≥ 20× cheaper", measured: ratio(advantage), met: advantage >= 20))
         }
+        if let trackedUpdateViewRatio {
+            report.targets.append(
+                Target(
+                    figure: "updateView tracked vs untracked (per delivery)", target: "≤ 1.5×",
+                    measured: ratio(trackedUpdateViewRatio), met: trackedUpdateViewRatio <= 1.5))
+        }
+        if let releasedTrackedExtraBytes {
+            report.targets.append(
+                Target(
+                    figure: "memory held per released tracked screen vs untracked", target: "equal (≤ +16 B)",
+                    measured: String(format: "%+.0f B", releasedTrackedExtraBytes),
+                    met: releasedTrackedExtraBytes <= 16))
+        }
         let deliveryChecks = report.checks.filter { !$0.name.hasPrefix("memory") }
         report.targets.append(
             Target(

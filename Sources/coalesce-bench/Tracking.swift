@@ -63,6 +63,83 @@ extension Bench {
                 note: String(format: "tracking costs %.0f ns per delivery over the plain updater", tracked - plain)))
         withExtendedLifetime((plainContext, trackedContext)) {}
         trackedUpdateView(cycles: cycles)
+        releasedTrackedScreens()
+        animatedScopeEntry()
+    }
+
+    /// Screens that read one long-lived `@Observable` model, connected, shown and released: what the model and
+    /// the process keep of them afterwards, tracked against untracked (the tracking must go with its screen).
+    private mutating func releasedTrackedScreens() {
+        progress("released tracked screens")
+        let n = config.quick ? 10_000 : 100_000
+        let model = ObservedModel()
+        func cycle(tracked: Bool) -> (bytes: Double, requestsAfter: Bool) {
+            turnMainRunLoop()
+            let before = mallocBytesInUse()
+            do {
+                var screens: [SharedModelView] = []
+                screens.reserveCapacity(n)
+                for _ in 0..<n {
+                    let screen = SharedModelView(model: model)
+                    screen.startUpdatingView(tracksObservation: tracked)
+                    screens.append(screen)
+                }
+                for _ in 0..<3 { turnMainRunLoop() }
+                model.value &+= 1  // every tracked screen hears it
+                for _ in 0..<3 { turnMainRunLoop() }
+            }
+            for _ in 0..<3 { turnMainRunLoop() }
+            let held = Double(mallocBytesInUse() - before) / Double(n)
+            model.value &+= 1  // a change after the release: nothing of the screens may request
+            let pending = CoalescingScheduler.mainRunLoop.hasWork(admittedBy: .default)
+            turnMainRunLoop()
+            return (held, pending)
+        }
+        // Each kind twice: the first round of each grows what stays allocated however it ends (the model's
+        // registrar keeps its tables' capacity, the scheduler its list's); the second shows what a round keeps.
+        _ = cycle(tracked: false)
+        let untracked = cycle(tracked: false)
+        let firstTracked = cycle(tracked: true)
+        let tracked = cycle(tracked: true)
+        releasedTrackedExtraBytes = tracked.bytes - untracked.bytes
+        report.rows.append(
+            Row(
+                scenario: "memory held after releasing tracked screens (malloc)", n: n, unit: "bytes",
+                ours: tracked.bytes, oursDeliveries: "–",
+                note: String(
+                    format: "untracked: %.0f B; a long-lived model read by all; the first tracked round %.0f B "
+                        + "(Observation's tables keep their capacity)", untracked.bytes, firstTracked.bytes)))
+        report.checks.append(
+            Check(
+                name: "tracking: a change after the screens' release requests nothing", passed: !tracked.requestsAfter,
+                detail: tracked.requestsAfter ? "a released screen's tracking requested" : "nothing requested"))
+    }
+
+    /// `withUpdateAnimation` entered and left with nothing pending (the flush finds nothing), beside a plain
+    /// request on a dirty context, in turns.
+    private mutating func animatedScopeEntry() {
+        progress("animated scope entry")
+        let m = config.dirtyRequests / 20
+        let context = ViewUpdatingContext(animated: false, scheduler: .mainRunLoop, refreshEvents: [])
+        context.onUpdate { _ in }
+        let idle = ViewUpdatingContext(animated: false, scheduler: .mainRunLoop, refreshEvents: [])
+        idle.onUpdate { _ in }
+        turnMainRunLoop()
+        let (scope, plain, ratio) = interleavedMedianRepeatedRequests(
+            config.pairedSamples, count: m, { withUpdateAnimation(.default) {} }, against: { context.setNeedsUpdate() },
+            firstCycleEnd: {})
+        let (unanimated, _, flushShare) = interleavedMedianRepeatedRequests(
+            config.pairedSamples, count: m, { withUpdateAnimation(.default) {} },
+            against: { withUpdateAnimation(nil) {} }, firstCycleEnd: {}, secondCycleEnd: {})
+        scopeEntryRatio = ratio
+        report.rows.append(
+            Row(
+                scenario: "animated scope entry, nothing pending", n: m, unit: "ns", ours: scope,
+                oursDeliveries: "–",
+                note: String(
+                    format: "%.0f× a plain request on a dirty context (%.1f ns); %.2f× a scope that does not "
+                        + "animate (no flush: %.0f ns)", ratio, plain, flushShare, unanimated)))
+        withExtendedLifetime((context, idle)) {}
     }
 
     /// The canonical path: a delivery of `updateView(animated:)` under Observation tracking (the change alone
@@ -104,6 +181,7 @@ extension Bench {
                 name: "updateView: one tracked delivery per changed cycle, showing the last value", passed: exact,
                 detail: "tracked \(tracked.deliveries), untracked \(untracked.deliveries), for \(runs) cycles"))
         let ratio = pairedRatio(trackedSamples, untrackedSamples)
+        trackedUpdateViewRatio = ratio
         report.rows.append(
             Row(
                 scenario: "updateView, untracked (per delivery, incl. cycle)", n: cycles, unit: "ns",
@@ -115,6 +193,17 @@ extension Bench {
                 ours: middle(trackedSamples), oursDeliveries: "\(tracked.deliveries)/\(runs) cycles",
                 note: String(format: "%.2f× the untracked delivery; the change alone requests it", ratio)))
     }
+}
+
+/// A screen that reads a model it shares with many others (released after use).
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+@MainActor
+final class SharedModelView: ViewUpdating {
+    let updateContext = ViewUpdatingContext(animated: false, scheduler: .mainRunLoop, refreshEvents: [])
+    let model: ObservedModel
+    var shown = 0
+    init(model: ObservedModel) { self.model = model }
+    func updateView(animated: Bool) { shown = model.value }
 }
 
 /// A canonical-path object over an `@Observable` model, for the tracked `updateView` figure.

@@ -42,27 +42,28 @@ extension ViewUpdatingContext {
     /// > Note: Needs the Observation module: iOS 17, macOS 14, tvOS 17, watchOS 10, visionOS 1, and Linux.
     ///
     /// > Important: Tracking starts with the first delivery, which registering requests (a
-    /// > `setNeedsUpdate()`, coalesced with whatever else the cycle asks). A change made on any thread requests an
-    /// > update (delivered on the main thread). An updater that changes what it reads requests again
-    /// > every cycle: mutate state elsewhere.
+    /// > `setNeedsUpdate()`, coalesced with whatever else the cycle asks), and which earns one more delivery
+    /// > in the next cycle (to show what the first run changed of what it read). A change made on the main actor
+    /// > requests an update; so does one made on another thread, delivered on the main thread — and once more
+    /// > in the next cycle. Removing the updater (its token's `remove()`, ``removeUpdaters()``) or releasing
+    /// > the context ends its tracking: nothing requests afterwards, and the models keep nothing of it.
     ///
-    /// > Note: Observation reports a change at its `willSet`, before the new value is stored. A change
-    /// > made on another thread is therefore delivered twice: once when it is reported (the updater may
-    /// > still read the old value) and once more in the next cycle after that delivery, which reads the
-    /// > stored value and tracks again. So the view ends up showing the last value as long as the
-    /// > mutating thread completes the assignment before the main thread's next cycle; a thread that can
-    /// > stall between Observation's `willSet` and the store for longer than that should call
-    /// > ``setNeedsUpdate(animated:file:line:)`` after mutating. Changes made on the main thread are delivered once.
-    /// >
-    /// > Why not exactly once with the stored value, even where Observation can report the store (Swift 6.2
-    /// > on Linux, iOS/macOS 26): the public API that hears of a change after it is stored is the
-    /// > `Observations` sequence, which re-runs a closure that *computes a value* from the observed
-    /// > properties after each stored change. A tracked updater is not such a closure: it renders, with side
-    /// > effects, and what it reads is known only by running it. `Observations` would have to run the
-    /// > updater outside its delivery to learn of the store; the tracking with a did-set option that
-    /// > `Observations` is built on (`ObservationTracking` and its access list) is not public API, and
-    /// > `withObservationTracking(_:onChange:)` reports at `willSet` only. So the follow-up delivery above
-    /// > stays on every system.
+    /// > Note: Observation reports a change at its `willSet`, before the new value is stored, and no public API
+    /// > reports the store (`withObservationTracking(_:onChange:)` reports at `willSet` only; the did-set
+    /// > tracking that `Observations` is built on is not public). A change made on another thread is therefore
+    /// > delivered when it is reported (the updater may still read the old value) and once more in the next
+    /// > cycle; a writer that stalls between `willSet` and the store for longer than that leaves the view
+    /// > showing the old value. Make tracked changes on the main actor, or call
+    /// > ``setNeedsUpdate(animated:file:line:)`` after an off-main change. The first such change this updater
+    /// > hears is reported once (`UpdateDiagnostics`, `trackedChangeOffMainThread`), naming the call that
+    /// > registered it.
+    ///
+    /// > Note: A change the updater makes to what it read (a write-back) is delivered again while the tracking
+    /// > of the delivery before still listens — after the first delivery, after one that no tracked change
+    /// > caused, and after every delivery once it has written back — and doing it every cycle is the
+    /// > `updateLoop` report. A delivery that a tracked change caused cannot hear a first write-back (Observation
+    /// > has spent that tracking, and tracks what a closure read only once it has returned): change state
+    /// > outside the updater.
     @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
     @discardableResult
     public func onTrackedUpdate(

@@ -1,0 +1,295 @@
+import CoalescingTestSupport
+import Foundation
+import NotificationCoalescing
+import Observation
+import XCTest
+
+@testable import UpdateContext
+
+/// An `@Observable` cell whose write can stall between Observation's `willSet` (which reports the change) and
+/// the store, until a semaphore the test holds is signalled: a writer preempted at the worst moment.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+final class StallableCell: Observable, @unchecked Sendable {
+    // @unchecked Sendable: `stored` is behind `lock`; the registrar is thread-safe.
+    private let registrar = ObservationRegistrar()
+    private let lock = NSLock()
+    private var stored = 0
+
+    var value: Int {
+        get {
+            registrar.access(self, keyPath: \.value)
+            return lock.withLock { stored }
+        }
+        set { write(newValue, stallingUntil: nil) }
+    }
+
+    /// Writes `newValue`; with `gate`, signals `reported` after the `willSet` and waits for `gate` before the store.
+    func write(_ newValue: Int, stallingUntil gate: DispatchSemaphore?, reported: DispatchSemaphore? = nil) {
+        registrar.withMutation(of: self, keyPath: \.value) {
+            reported?.signal()
+            gate?.wait()
+            lock.withLock { stored = newValue }
+        }
+    }
+}
+
+/// Observation first, searched: seeded random sequences of tracked changes — on the main thread, in animated
+/// scopes opened after plain changes, from other threads (some stalling between `willSet` and the store until a
+/// later step), from tasks that outlive their scope — updaters that write back, and removal, replacement and
+/// release of tracked updaters at random points. Checked against invariants: at every quiet point (no writer
+/// stalled, no task running), after the context settles, every connected screen shows its models' values —
+/// or the `trackedChangeOffMainThread` report fired for it, and a request then shows them; every scope's
+/// completion is told exactly once; a removed or released updater is never called again, requests nothing,
+/// and leaves nothing on the models. `RANDOM_SEED=… swift test --filter ObservationRandomTests` replays a seed.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+final class ObservationRandomTests: XCTestCase {
+    /// A screen reading one or two shared cells; maybe writing back into the first.
+    final class Screen: ViewUpdating, @unchecked Sendable {
+        // @unchecked Sendable: updateView runs on the main thread; the test reads it there.
+        let updateContext: ViewUpdatingContext
+        let cells: [StallableCell]
+        let writesBack: Bool
+        var shown: [Int] = []
+        var deliveries = 0
+        var callsAfterRemoval = 0
+        var removed = false
+        let name: String
+
+        init(name: String, scheduler: ManualScheduler, cells: [StallableCell], writesBack: Bool) {
+            self.name = name
+            updateContext = ViewUpdatingContext(label: name, scheduler: scheduler, refreshEvents: [])
+            self.cells = cells
+            self.writesBack = writesBack
+        }
+
+        func updateView(animated: Bool) {
+            if removed { callsAfterRemoval += 1 }
+            deliveries += 1
+            shown = cells.map(\.value)
+            // A bounded write-back: an odd value in the first cell is made even (shown again, then stable).
+            if writesBack, let first = cells.first, first.value % 2 != 0 { first.value += 1 }
+        }
+    }
+
+    func testRandomObservationRoutesEndShowingTheModel() {
+        for seed in randomSeeds(fixed: [1, 2, 3, 4, 5]) {
+            run(seed: seed, steps: 300)
+        }
+    }
+
+    // swiftlint:disable:next function_body_length
+    private func run(seed: UInt64, steps: Int) {
+        var random = SeededGenerator(seed: seed)
+        let scheduler = ManualScheduler()
+        let recorder = ReportRecorder()
+        defer { recorder.stop() }
+        let cells = (0..<3).map { _ in StallableCell() }
+        var screens: [Screen] = []
+        var removedScreens: [Screen] = []
+        var nextName = 0
+        var nextValue = 100
+        /// Writers stalled between willSet and the store, each released at a later step.
+        var stalled: [(gate: DispatchSemaphore, done: DispatchSemaphore)] = []
+        /// Tasks created in scopes that have not ended: each waits for its semaphore.
+        var tasks: [(go: DispatchSemaphore, ended: AtomicCounter)] = []
+        let completions = SharedLog()
+        var scopesOpened = 0
+        var links: [() -> UpdateLink?] = []
+        var log: [String] = []
+
+        var cellsOf: [String: [ObjectIdentifier]] = [:]
+        func makeScreen() -> Screen {
+            nextName += 1
+            let count = Int.random(in: 1...2, using: &random)
+            let chosen = (0..<count).map { _ in cells.randomElement(using: &random)! }
+            let screen = Screen(
+                name: "screen \(seed).\(nextName)", scheduler: scheduler, cells: chosen,
+                writesBack: Int.random(in: 0..<4, using: &random) == 0)
+            cellsOf[screen.name] = chosen.map(ObjectIdentifier.init)
+            screen.startUpdatingView()
+            return screen
+        }
+        for _ in 0..<3 { screens.append(makeScreen()) }
+
+        func value() -> Int {
+            nextValue += 1
+            return nextValue
+        }
+
+        /// Whether an off-main change was reported for a screen reading one of `screen`'s cells: a writer that
+        /// stalled across this screen's first read (its `willSet` came before the screen tracked anything)
+        /// reaches its store unheard by this screen, but not unheard by every screen.
+        func reported(_ screen: Screen) -> Bool {
+            let mine = Set(screen.cells.map(ObjectIdentifier.init))
+            return recorder.all.contains { report in
+                report.kind == .trackedChangeOffMainThread
+                    && !(cellsOf[report.label].map { mine.isDisjoint(with: $0) } ?? true)
+            }
+        }
+
+        /// At a quiet point: settles, then checks every connected screen against its cells.
+        func checkQuiet(_ step: Int) -> Bool {
+            guard stalled.isEmpty, tasks.isEmpty else { return true }
+            XCTAssertNoThrow(try scheduler.runUntilIdle(maxTurns: 500), "seed \(seed) step \(step)")
+            for screen in removedScreens where screen.updateContext.isUpdatePending {
+                XCTFail("seed \(seed) step \(step): \(screen.name)'s removed updater still requests")
+                return false
+            }
+            for screen in screens {
+                let model = screen.cells.map(\.value)
+                if screen.shown == model { continue }
+                // The documented limit: a delivery that a tracked change caused cannot hear the write-back it
+                // makes (until the updater is known to write back); the remedy is a request after writing.
+                var writtenBack = screen.shown
+                if screen.writesBack, let first = writtenBack.first, first % 2 != 0 {
+                    for index in writtenBack.indices where screen.cells[index] === screen.cells[0] {
+                        writtenBack[index] = first + 1
+                    }
+                }
+                if reported(screen) || writtenBack == model {
+                    // The documented fix: a request after the change shows it.
+                    screen.setNeedsUpdate()
+                    XCTAssertNoThrow(try scheduler.runUntilIdle(maxTurns: 500))
+                    if screen.shown == model { continue }
+                }
+                XCTFail(
+                    "seed \(seed) step \(step): \(screen.name) shows \(screen.shown), its cells \(model); "
+                        + "reported: \(reported(screen)); last steps: \(log.suffix(16))")
+                return false
+            }
+            return true
+        }
+
+        for step in 0..<steps {
+            switch Int.random(in: 0..<100, using: &random) {
+            case 0..<22:
+                let cell = Int.random(in: 0..<cells.count, using: &random)
+                let v = value()
+                log.append("cell\(cell)=\(v)")
+                cells[cell].value = v
+            case 22..<34:
+                // A plain change, then an animated scope that changes another cell (the flush shows the first).
+                let first = Int.random(in: 0..<cells.count, using: &random)
+                let second = Int.random(in: 0..<cells.count, using: &random)
+                let (a, b) = (value(), value())
+                log.append("cell\(first)=\(a), scope { cell\(second)=\(b) }")
+                cells[first].value = a
+                scopesOpened += 1
+                var transaction = UpdateTransaction(animation: .easeInOut(duration: 0.2))
+                let id = scopesOpened
+                transaction.addCompletion { completions.append("s\(id) \($0.wasShown)") }
+                withUpdateTransaction(transaction) { cells[second].value = b }
+            case 34..<44:
+                // Off the main thread, finishing at once, or stalling between willSet and the store.
+                let cell = cells.randomElement(using: &random)!
+                let v = value()
+                if Bool.random(using: &random) {
+                    log.append("other thread =\(v)")
+                    onAnotherThread { cell.value = v }
+                } else {
+                    log.append("stalled writer =\(v)")
+                    let gate = DispatchSemaphore(value: 0)
+                    let reportedWrite = DispatchSemaphore(value: 0)
+                    let done = DispatchSemaphore(value: 0)
+                    Thread.detachNewThread {
+                        cell.write(v, stallingUntil: gate, reported: reportedWrite)
+                        done.signal()
+                    }
+                    reportedWrite.wait()
+                    stalled.append((gate, done))
+                }
+            case 44..<50:
+                guard !stalled.isEmpty else { break }
+                let index = Int.random(in: 0..<stalled.count, using: &random)
+                log.append("writer stores")
+                let writer = stalled.remove(at: index)
+                writer.gate.signal()
+                writer.done.wait()
+            case 50..<56:
+                // A task in a scope that outlives it, changing a cell when the test lets it.
+                let cell = cells.randomElement(using: &random)!
+                let v = value()
+                log.append("scope { task: =\(v) }")
+                scopesOpened += 1
+                let id = scopesOpened
+                var transaction = UpdateTransaction(animation: .default)
+                transaction.addCompletion { completions.append("s\(id) \($0.wasShown)") }
+                let go = DispatchSemaphore(value: 0)
+                let ended = AtomicCounter()
+                withUpdateTransaction(transaction) {
+                    Task { @MainActor in
+                        await withCheckedContinuation { continuation in
+                            DispatchQueue.global().async {
+                                go.wait()
+                                continuation.resume()
+                            }
+                        }
+                        cell.value = v
+                        ended.add()
+                    }
+                }
+                tasks.append((go, ended))
+            case 56..<62:
+                guard !tasks.isEmpty else { break }
+                log.append("task runs")
+                let task = tasks.removeFirst()
+                task.go.signal()
+                spinMainLoop(timeout: 10) { task.ended.value == 1 }
+            case 62..<66:
+                // Removal: the updater goes; its screen stays, and its cells' changes request nothing.
+                guard screens.count > 1 else { break }
+                let screen = screens.remove(at: Int.random(in: 0..<screens.count, using: &random))
+                log.append("remove \(screen.name)")
+                screen.updateContext.removeUpdaters()
+                screen.removed = true
+                removedScreens.append(screen)
+                screens.append(makeScreen())
+            case 66..<70:
+                // Release: the screen goes, and the cells keep nothing of it.
+                guard screens.count > 1 else { break }
+                let screen = screens.remove(at: Int.random(in: 0..<screens.count, using: &random))
+                log.append("release \(screen.name)")
+                let link = screen.updateContext.updateLink
+                links.append { [weak link] in link }
+                screens.append(makeScreen())
+            case 70..<73:
+                // Replacement: a new screen on the same cells takes the place of an old one, released.
+                guard !screens.isEmpty else { break }
+                let index = Int.random(in: 0..<screens.count, using: &random)
+                log.append("replace \(screens[index].name)")
+                let link = screens[index].updateContext.updateLink
+                links.append { [weak link] in link }
+                screens[index] = makeScreen()
+            default:
+                log.append("turn")
+                scheduler.turn()
+            }
+            if !checkQuiet(step) { return }
+        }
+        // The end: every writer stores, every task runs; then everything settles.
+        for writer in stalled {
+            writer.gate.signal()
+            writer.done.wait()
+        }
+        stalled.removeAll()
+        for task in tasks {
+            task.go.signal()
+            spinMainLoop(timeout: 10) { task.ended.value == 1 }
+        }
+        tasks.removeAll()
+        _ = checkQuiet(steps)
+        spinMainLoop(timeout: 5) { completions.entries.count >= scopesOpened }
+        let calls = completions.entries
+        XCTAssertEqual(calls.count, scopesOpened, "seed \(seed): one call per scope: \(calls)")
+        XCTAssertEqual(Set(calls.map { $0.split(separator: " ")[0] }).count, calls.count, "seed \(seed): twice")
+        for screen in removedScreens {
+            XCTAssertEqual(screen.callsAfterRemoval, 0, "seed \(seed): \(screen.name) called after its removal")
+        }
+        screens.removeAll()
+        removedScreens.removeAll()
+        XCTAssertNoThrow(try scheduler.runUntilIdle(maxTurns: 500))
+        for (index, link) in links.enumerated() {
+            XCTAssertNil(link(), "seed \(seed): released screen #\(index) is still held by the cells' registrations")
+        }
+    }
+}
