@@ -317,10 +317,11 @@ final class OutsideReadingFindingsTests: XCTestCase {
             }
         }
         context.setNeedsUpdate()
-        context.animateWithFlushedUpdates(using: { $0() }) {
+        let changes = {
             value = 1
             context.setNeedsUpdate()
         }
+        context.animateWithFlushedUpdates(using: { $0() }, changes)
         XCTAssertEqual(shown, ["0n", "0n", "1a"], "the changes, and only they, animated")
         XCTAssertFalse(context.isUpdatePending)
     }
