@@ -206,7 +206,7 @@ final class CanonicalPathRandomTests: XCTestCase {
                 let probe = Probe(scheduler: scheduler)
                 subject.probe = probe
                 subject.id = probe.id
-                probe.startUpdatingView()
+                onMainActor(probe) { $0.startUpdatingView() }
                 subject.rules.update(false)
                 // A tracked updater's first delivery earns one more (a plain request, made inside it).
                 subject.rules.setNeeds(nil)

@@ -110,7 +110,7 @@ final class CanonicalPromiseTests: XCTestCase {
     /// earns in that cycle, delivered and forgotten.
     private func card() -> Card {
         let card = Card(scheduler: scheduler)
-        card.startUpdatingView()
+        onMainActor(card) { $0.startUpdatingView() }
         XCTAssertNoThrow(try scheduler.runUntilIdle())
         card.shown = []
         return card
@@ -182,7 +182,7 @@ final class CanonicalPromiseTests: XCTestCase {
             func updateView(animated: Bool) { shown.append("\(note)/\(value)/\(animated ? "a" : "n")") }
         }
         let slider = Slider(scheduler)
-        slider.startUpdatingView()
+        onMainActor(slider) { $0.startUpdatingView() }
         slider.note = "x"
         slider.value = 3
         scheduler.turn()
@@ -192,7 +192,7 @@ final class CanonicalPromiseTests: XCTestCase {
     /// `@ViewInvalidating(.update(animated: true))`: the same order as `@NeedsUpdate`.
     func testViewInvalidatingUpdateFlushesBeforeTheChange() {
         let gauge = Gauge(scheduler: scheduler)
-        gauge.startUpdatingView()
+        onMainActor(gauge) { $0.startUpdatingView() }
         gauge.label = "b"
         gauge.level = 7
         scheduler.turn()
@@ -547,28 +547,6 @@ final class CanonicalPromiseTests: XCTestCase {
         spinMainLoop(timeout: 5) { !calls.all.isEmpty }
         XCTAssertEqual(calls.all, ["scope:shown@1"])
     }
-
-    /// `startUpdatingView()` off the main thread names itself, not `update(animated:)`.
-    func testStartUpdatingViewOffTheMainThreadNamesItself() {
-        let reports = NotificationCoalescing.Locked<[Misuse.Report]>([])
-        Misuse.testObserver = { report in reports.withLock { $0.append(report) } }
-        let main: RunLoopScheduler = .mainRunLoop
-        let card = Card(scheduler: scheduler)
-        _ = card
-        let offMain = CardOnMainLoop(scheduler: main)
-        let done = expectation(description: "called")
-        Thread.detachNewThread {
-            offMain.startUpdatingView()
-            done.fulfill()
-        }
-        wait(for: [done], timeout: 10)
-        spinMainLoop(timeout: 5) { offMain.renders > 1 }
-        XCTAssertEqual(
-            offMain.renders, 2, "renders in the next main-thread cycle (and once more: its first tracked delivery's)")
-        let messages = reports.withLock { $0.map(\.message) }
-        XCTAssertEqual(messages.count, 1)
-        XCTAssertTrue(messages.first?.contains("startUpdatingView()") == true, "\(messages)")
-    }
 }
 
 /// A context that another thread releases.
@@ -577,14 +555,4 @@ private final class ContextHolder: @unchecked Sendable {
     // the same test step, ordered by semaphores.
     var context: ViewUpdatingContext?
     init(_ context: ViewUpdatingContext) { self.context = context }
-}
-
-private final class CardOnMainLoop: ViewUpdating, @unchecked Sendable {
-    // @unchecked Sendable: `renders` is touched on the main thread only (by updateView).
-    let updateContext: ViewUpdatingContext
-    var renders = 0
-    init(scheduler: RunLoopScheduler) {
-        updateContext = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
-    }
-    func updateView(animated: Bool) { renders += 1 }
 }

@@ -92,7 +92,7 @@ final class DiagnosticsMisuseTests: XCTestCase {
         badge.count = 1
         scheduler.turn()
         Watchdog.shared.tick()
-        badge.startUpdatingView()
+        onMainActor(badge) { $0.startUpdatingView() }
         for _ in 0..<3 { Watchdog.shared.tick() }
         XCTAssertTrue(recorder.reports(label: "in time").isEmpty)
         XCTAssertEqual(badge.renders, 1)

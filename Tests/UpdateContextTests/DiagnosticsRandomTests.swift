@@ -48,7 +48,7 @@ final class DiagnosticsRandomTests: XCTestCase {
         let scheduler = ManualScheduler()
         let label = "random diagnostics \(seed)"
         let probe = Probe(label: label, scheduler: scheduler)
-        probe.startUpdatingView()
+        onMainActor(probe) { $0.startUpdatingView() }
         XCTAssertNoThrow(try scheduler.runUntilIdle())  // its first deliveries, before recording starts
         let context = probe.updateContext
         let here = "UpdateContextTests/DiagnosticsRandomTests.swift"

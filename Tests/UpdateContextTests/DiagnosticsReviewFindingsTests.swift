@@ -160,7 +160,7 @@ final class DiagnosticsReviewFindingsTests: XCTestCase {
 
     func testANeedsUpdatePropertyOfAGenericOwnerNamesItself() {
         let controller = ListViewController<Int>(scheduler: scheduler)
-        controller.startUpdatingView()
+        onMainActor(controller) { $0.startUpdatingView() }
         UpdateDiagnostics.isRecording = true
         controller.title = "Inbox"
         scheduler.turn()

@@ -36,7 +36,7 @@ final class DiagnosticsSitesTests: XCTestCase {
 
     func testAnUpdateLoopThroughANeedsUpdatePropertyNamesTheProperty() {
         let ticker = Ticker(scheduler: scheduler)
-        ticker.startUpdatingView()
+        onMainActor(ticker) { $0.startUpdatingView() }
         for _ in 0..<62 { scheduler.turn() }
         let reports = recorder.reports(label: "ticker", kind: .updateLoop)
         XCTAssertEqual(reports.count, 1)

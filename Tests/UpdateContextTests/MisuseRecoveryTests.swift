@@ -88,9 +88,7 @@ final class MisuseRecoveryTests: XCTestCase {
         let calls: [(api: String, delivers: Bool, call: @Sendable (Owner) -> Void)] = [
             ("update(animated:)", true, { $0.updateContext.update(animated: true) }),
             ("update(transaction:)", true, { $0.updateContext.update(transaction: UpdateTransaction()) }),
-            ("startUpdatingView()", true, { $0.startUpdatingView() }),
             ("updateIfNeeded()", false, { $0.updateContext.updateIfNeeded() }),
-            ("updateIfNeeded()", false, { $0.updateViewIfNeeded() }),
             ("suspend()", false, { $0.updateContext.suspend() }),
         ]
         let scopes: [(name: String, animation: UpdateAnimation??)] = [
@@ -100,7 +98,7 @@ final class MisuseRecoveryTests: XCTestCase {
             for (scopeName, animation) in scopes {
                 reports.withLock { $0.removeAll() }
                 let owner = Owner(scheduler)
-                if api != "startUpdatingView()" { owner.updateContext.onUpdate { _ in } }
+                owner.updateContext.onUpdate { _ in }
                 let completions = NotificationCoalescing.Locked(0)
                 onAnotherThread {
                     if let animation {
@@ -121,13 +119,7 @@ final class MisuseRecoveryTests: XCTestCase {
                 if animation != nil {
                     XCTAssertEqual(completions.withLock { $0 }, 1, "\(api), \(scopeName): the scope's completion, once")
                 }
-                if delivers && api != "startUpdatingView()" {
-                    XCTAssertGreaterThan(owner.updateContext.updaterCount, 0)
-                }
-                if api == "startUpdatingView()" {
-                    // Rendered in the next cycle, and once more after that first tracked delivery.
-                    XCTAssertEqual(owner.renders, 2, "\(scopeName): rendered in the next cycle")
-                }
+                if delivers { XCTAssertGreaterThan(owner.updateContext.updaterCount, 0) }
             }
         }
     }
@@ -158,48 +150,6 @@ final class MisuseRecoveryTests: XCTestCase {
         XCTAssertTrue(context.isSuspended, "a resume on the wrong thread ends nothing")
         context.resume()
         XCTAssertFalse(context.isSuspended)
-    }
-
-    /// Inside an animated scope too, `startUpdatingView()` off the main thread names itself (found by an
-    /// outside review: the scope's path reported `update(transaction:)` and its advice).
-    func testStartUpdatingViewOffTheMainThreadInsideAScopeNamesItself() {
-        final class Plain: ViewUpdating, @unchecked Sendable {
-            // @unchecked Sendable: the test hands it to one background call and reads it after `sync`.
-            let updateContext: ViewUpdatingContext
-            var renders: [Bool] = []
-            init(_ scheduler: ManualScheduler) {
-                updateContext = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
-            }
-            func updateView(animated: Bool) { renders.append(animated) }
-        }
-        let object = Plain(scheduler)
-        let line: UInt = #line + 1
-        onAnotherThread { withUpdateAnimation { object.startUpdatingView() } }
-        assertOneReport(mentioning: "startUpdatingView() must be called on the main thread", atLine: line)
-        XCTAssertFalse(reported.first?.message.contains("setNeedsUpdate(transaction:)") == true)
-        scheduler.turn()
-        XCTAssertEqual(object.renders, [false], "one render, not animated (its first render never animates)")
-    }
-
-    func testStartUpdatingViewOffTheMainThreadConnectsAndRendersInTheNextCycle() {
-        final class Plain: ViewUpdating, @unchecked Sendable {
-            // @unchecked Sendable: the test hands it to one background call and reads it after `sync`.
-            let updateContext: ViewUpdatingContext
-            var renders = 0
-            init(_ scheduler: ManualScheduler) {
-                updateContext = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
-            }
-            func updateView(animated: Bool) { renders += 1 }
-        }
-        let object = Plain(scheduler)
-        let line: UInt = #line + 1
-        onAnotherThread { object.startUpdatingView() }
-        // It names the API the user called (it once named `update(animated:)`).
-        assertOneReport(mentioning: "startUpdatingView() must be called on the main thread", atLine: line)
-        XCTAssertEqual(object.renders, 0)
-        scheduler.turn()
-        XCTAssertEqual(object.renders, 1)
-        XCTAssertEqual(object.updateContext.updaterCount, 1)
     }
 
     /// Misuse is reported every time it happens, from any thread, and a report never changes what the

@@ -55,7 +55,7 @@ final class ObservationFirstTests: XCTestCase {
     /// Connects the screen and lets its first deliveries settle (the first render, and the one more that a
     /// tracked updater's first delivery earns, in the same cycle); then forgets what they showed.
     private func startAndSettle() {
-        screen.startUpdatingView()
+        onMainActor(screen) { $0.startUpdatingView() }
         XCTAssertEqual(screen.shown, ["a 1 n"], "rendered once at once")
         XCTAssertNoThrow(try scheduler.runUntilIdle())
         XCTAssertEqual(screen.shown, ["a 1 n", "a 1 n"], "and once more at the end of that cycle")
@@ -201,7 +201,7 @@ final class ObservationFirstTests: XCTestCase {
     func testTheOffMainReportNamesTheViewUpdatingType() {
         let recorder = ReportRecorder()
         defer { recorder.stop() }
-        screen.startUpdatingView()
+        onMainActor(screen) { $0.startUpdatingView() }
         let account = UncheckedBox(account!)
         onAnotherThread { account.value.name = "far" }
         _ = try? scheduler.runUntilIdle()
@@ -217,7 +217,7 @@ final class ObservationFirstTests: XCTestCase {
     /// On 0.2.0 it rendered once: model `mood=2`, view `mood=1`.
     func testAnUpdaterThatWritesBackWhatItReadIsDeliveredAgainUntilTheViewShowsIt() throws {
         screen.writesBack = { account in if account.mood < 2 { account.mood = 2 } }
-        screen.startUpdatingView()
+        onMainActor(screen) { $0.startUpdatingView() }
         try scheduler.runUntilIdle()
         XCTAssertEqual(account.mood, 2)
         XCTAssertEqual(screen.shown, ["a 1 n", "a 2 n"], "the view ends showing the final value")
@@ -239,7 +239,7 @@ final class ObservationFirstTests: XCTestCase {
         let recorder = ReportRecorder()
         defer { recorder.stop() }
         screen.writesBack = { account in account.count += 1 }
-        screen.startUpdatingView()
+        onMainActor(screen) { $0.startUpdatingView() }
         for _ in 0..<70 { scheduler.turn() }
         screen.writesBack = nil
         _ = try? scheduler.runUntilIdle()
@@ -289,7 +289,7 @@ final class ObservationFirstTests: XCTestCase {
         weak var link: UpdateLink?
         do {
             let screen = AccountScreen(scheduler: scheduler, account: account)
-            screen.startUpdatingView()
+            onMainActor(screen) { $0.startUpdatingView() }
             XCTAssertNoThrow(try scheduler.runUntilIdle())
             link = screen.updateContext.updateLink
         }

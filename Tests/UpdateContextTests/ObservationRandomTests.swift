@@ -106,7 +106,7 @@ final class ObservationRandomTests: XCTestCase {
                 name: "screen \(seed).\(nextName)", scheduler: scheduler, cells: chosen,
                 writesBack: Int.random(in: 0..<4, using: &random) == 0)
             cellsOf[screen.name] = chosen.map(ObjectIdentifier.init)
-            screen.startUpdatingView()
+            onMainActor(screen) { $0.startUpdatingView() }
             return screen
         }
         for _ in 0..<3 { screens.append(makeScreen()) }

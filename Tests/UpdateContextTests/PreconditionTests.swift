@@ -56,16 +56,7 @@ final class PreconditionTests: XCTestCase {
             }
             made.wait()
             let badge = ElsewhereBadge(scheduler: scheduler.withLock { $0 }!)
-            badge.startUpdatingView()
-        },
-        "view updated off the main thread": {
-            let done = DispatchSemaphore(value: 0)
-            Thread.detachNewThread {
-                let badge = OffMainBadge()
-                badge.startUpdatingView()
-                done.signal()
-            }
-            done.wait()
+            onMainActor(badge) { $0.startUpdatingView() }
         },
     ]
 
@@ -115,10 +106,6 @@ final class PreconditionTests: XCTestCase {
         try assertTraps("animator skips its block", mentioning: here)
         try assertTraps("turn off its thread", mentioning: "ManualScheduler.turn(mode:) must be called on the thread")
         try assertTraps("turn off its thread", mentioning: here)
-        try assertTraps(
-            "view updated off the main thread", mentioning: "OffMainBadge.updateView(animated:) is @MainActor")
-        try assertTraps("view updated off the main thread", mentioning: "mark the test @MainActor")
-        try assertTraps("view updated off the main thread", mentioning: here)
         // On the main thread, with a context whose scheduler turns elsewhere: stopped at the call, saying so.
         try assertTraps(
             "scheduler turned on another thread",
@@ -151,13 +138,6 @@ final class PreconditionTests: XCTestCase {
 private final class ElsewhereBadge: ViewUpdating {
     let updateContext: ViewUpdatingContext
     init(scheduler: ManualScheduler) { updateContext = ViewUpdatingContext(scheduler: scheduler, refreshEvents: []) }
-    func updateView(animated: Bool) {}
-}
-
-/// The README's `Badge`, not main-actor isolated, driven by a manual scheduler made on another thread.
-private final class OffMainBadge: ViewUpdating {
-    let updateContext = ViewUpdatingContext(scheduler: ManualScheduler(), refreshEvents: [])
-    @NeedsUpdate var count = 0
     func updateView(animated: Bool) {}
 }
 

@@ -98,3 +98,13 @@ func runChildProcess(
     try output.close()
     return (child.terminationStatus, String(decoding: (try? Data(contentsOf: outputURL)) ?? Data(), as: UTF8.self))
 }
+
+/// Runs `body` with `value` on the main actor, from a test method that runs on the main thread (XCTest
+/// runs them there) but is not isolated to the main actor: what a `@MainActor` API such as
+/// `startUpdatingView()` needs. The value does not cross a thread: `assumeIsolated` runs in place, and stops
+/// the test when called anywhere else.
+func onMainActor<Value>(_ value: Value, _ body: @MainActor (Value) throws -> Void) rethrows {
+    // nonisolated(unsafe): it runs on the calling thread, which `assumeIsolated` checks is the main actor's.
+    nonisolated(unsafe) let value = value
+    try MainActor.assumeIsolated { try body(value) }
+}

@@ -55,7 +55,7 @@ final class ViewUpdatingObservationTests: XCTestCase {
     /// Connects the view and settles its first deliveries: the render at once, and the one more a tracked
     /// updater's first delivery earns at the end of that cycle (showing the same), kept once in `shown`.
     private func startAndSettle() {
-        view.startUpdatingView()
+        onMainActor(view) { $0.startUpdatingView() }
         XCTAssertNoThrow(try scheduler.runUntilIdle())
         XCTAssertEqual(view.shown.count, 2)
         XCTAssertEqual(view.shown.first, view.shown.last)
@@ -229,7 +229,7 @@ final class ViewUpdatingObservationTests: XCTestCase {
     }
 
     func testTheOptOutTracksNothing() {
-        view.startUpdatingView(tracksObservation: false)
+        onMainActor(view) { $0.startUpdatingView(tracksObservation: false) }
         profile.name = "Untracked"
         XCTAssertFalse(view.updateContext.isUpdatePending)
         scheduler.turn()
@@ -243,7 +243,7 @@ final class ViewUpdatingObservationTests: XCTestCase {
         weak var released: ProfileView?
         do {
             let view = ProfileView(scheduler: scheduler, profile: profile)
-            view.startUpdatingView()
+            onMainActor(view) { $0.startUpdatingView() }
             XCTAssertNoThrow(try scheduler.runUntilIdle())
             released = view
         }

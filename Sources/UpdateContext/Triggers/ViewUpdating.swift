@@ -104,20 +104,20 @@ extension ViewUpdating {
     ///   - file: The caller's file (`#fileID`): named by a misuse message.
     ///   - line: The caller's line.
     ///
-    /// > Important: Always the main thread: ``updateView(animated:)`` is `@MainActor`, whatever the class's
-    /// > own isolation. So is the manual scheduler a test gives the context: create and turn it on the main
-    /// > thread (in Swift Testing, mark the test `@MainActor`; XCTest runs test methods there). Called on the
-    /// > main thread for a context whose scheduler turns on another thread (a manual scheduler created there),
-    /// > this method stops the program, in every build, with a message saying so and naming this call's line;
-    /// > so does a delivery that would call ``updateView(animated:)`` on another thread. Calling this method
-    /// > on another thread with the main run loop's scheduler is a mistake the package recovers from: a debug
-    /// > build stops at the caller's line; a release build warns through `UpdateDiagnostics`, connects, and
-    /// > renders in the next main-thread cycle instead.
+    /// > Important: `@MainActor`, like UIKit's `updatePropertiesIfNeeded()`: calling it from code that is not
+    /// > on the main actor does not compile. ``updateView(animated:)`` is `@MainActor` too, whatever the
+    /// > class's own isolation, and so is the manual scheduler a test gives the context: create and turn it
+    /// > on the main thread (mark the test `@MainActor`: in Swift Testing `@MainActor @Test`, in XCTest a
+    /// > `@MainActor func test…() async`). Called for a context whose scheduler turns on another thread (a
+    /// > manual scheduler created there, or the main run loop's under `dispatchMain()`), this method stops the
+    /// > program, in every build, with a message saying so and naming this call's line; so does a delivery
+    /// > that would call ``updateView(animated:)`` off the main actor.
+    @MainActor
     public func startUpdatingView(tracksObservation: Bool = true, file: StaticString = #fileID, line: UInt = #line) {
         let context = updateContext
-        // Called where main-actor code runs, on a context whose scheduler turns elsewhere (a manual scheduler
-        // created on another thread): every delivery would call `updateView` there. Stopped here, at the call.
-        if MainActorPlace.isCurrent && !context.storage.isOnSchedulerThread {
+        // On the main actor, for a context whose scheduler turns elsewhere (a manual scheduler created on another
+        // thread, the main run loop's under `dispatchMain()`): every delivery would call `updateView` there.
+        if !context.storage.isOnSchedulerThread {
             Misuse.unrecoverable(
                 "\(type(of: self)).updateView(animated:) is @MainActor, but its context's scheduler, "
                     + "\(context.storage.withScheduler { "\(type(of: $0)) \"\($0.label)\"" }), turns on another "
@@ -140,10 +140,7 @@ extension ViewUpdating {
             MainActor.assumeIsolated { owner.updateView(animated: animated) }
         }
         context.onViewUpdater(named: "\(type(of: self)).updateView(animated:)", tracking: tracksObservation, render)
-        context.storage.update(
-            false, api: "startUpdatingView()",
-            recovery: ": it renders at once. It is connected now, and renders in the next main-thread cycle.",
-            file: file, line: line)
+        context.storage.update(false, file: file, line: line)  // on the scheduler's thread: renders at once
     }
 
     /// What stops a `ViewUpdating` object whose context's scheduler turns off the main thread.
@@ -187,7 +184,13 @@ extension ViewUpdating {
     }
 
     /// Calls ``updateView(animated:)`` at once if an update is pending, like `layoutIfNeeded()`: the
-    /// context's ``ViewUpdatingContext/updateIfNeeded(file:line:)``. Main thread only.
+    /// context's ``ViewUpdatingContext/updateIfNeeded(file:line:)``.
+    ///
+    /// `@MainActor`, like UIKit's `updatePropertiesIfNeeded()`: calling it from code that is not on the main
+    /// actor does not compile. In UIKit 26's update-properties pass (a context from
+    /// ``ViewUpdatingContext/makeForUpdatePropertiesPass(label:animated:refreshEvents:file:line:)``), call it
+    /// from `updateProperties()`.
+    @MainActor
     public func updateViewIfNeeded(file: StaticString = #fileID, line: UInt = #line) {
         updateContext.updateIfNeeded(file: file, line: line)
     }
