@@ -37,6 +37,10 @@ public final class NotificationCoalescingContext: Sendable {
     /// main-actor message checks it without touching the scheduler (a shared scheduler's reference count
     /// is contended, and often has a side table).
     @usableFromInline let schedulerIsMainThreads: Bool
+    /// Where a context whose scheduler is not the main thread's holds its main-actor messages (made on the
+    /// first one): a core of its own on ``CoalescingScheduler/dispatchMain``, posting through the same center
+    /// on the main actor.
+    private let mainActorLane = Locked<CoalescingCore?>(nil)
 
     /// The center notifications are posted through; observe it with the `observe` methods of this context.
     public var center: NotificationCenter { core.center }
@@ -92,6 +96,7 @@ public final class NotificationCoalescingContext: Sendable {
 
     deinit {
         core.cancel()
+        mainActorLane.withLock { $0 }?.cancel()
         registry.removeAll()
     }
 
@@ -162,6 +167,21 @@ public final class NotificationCoalescingContext: Sendable {
         enqueue(
             value.notification(object: object), postingStyle: postingStyle, coalesceMask: coalesceMask,
             forModes: forModes)
+    }
+
+    /// Holds a main-actor message for the main actor's next cycle (see `enqueue(_:subject:)`), when this
+    /// context's scheduler is not the main thread's. `post` comes back holding what it replaced.
+    @usableFromInline
+    func enqueueOnMainActorLane(_ post: inout any MessagePosting, key: MessageKey, subject: AnyObject?) {
+        let lane = mainActorLane.withLock { lane -> CoalescingCore in
+            if let lane { return lane }
+            let made = CoalescingCore(
+                label: DiagnosticLabel("\(core.label.string) (main-actor messages)", file: #fileID, line: #line),
+                center: core.center, scheduler: .dispatchMain)
+            lane = made
+            return made
+        }
+        lane.hold(message: &post, key: key, subject: subject)
     }
 
     /// The registrations of the `observe` methods (the typed-message forms live in another file).

@@ -116,32 +116,29 @@ extension NotificationCoalescingContext {
     ///     any thread, and the caller does not use it afterwards).
     ///   - subject: The subject it is posted for, and part of the coalescing key, by identity; `nil` posts it
     ///     with no subject (`post(_:)`), which observers of every subject receive.
-    ///   - file: The caller's file (`#fileID`): named when the context cannot post on the main actor.
-    ///   - line: The caller's line.
+    ///   - file: Unused (kept for the calls written for 0.2.0, where it named a refused enqueue).
+    ///   - line: Unused.
     ///
-    /// > Important: Any thread. The message is posted on the main actor, so the context's scheduler must be
-    /// > the main thread's (``CoalescingScheduler/isMainThreadScheduler``); any other stops the program, in
-    /// > every build, with a message naming this call. A ``ManualScheduler`` must be turned on the main thread:
-    /// > a turn on another thread that would post a main-actor message stops the program there, saying so.
+    /// > Important: Any thread. The message is posted on the main actor. On a context whose scheduler is the
+    /// > main thread's (``CoalescingScheduler/isMainThreadScheduler``) it posts at the scheduler's turn, in
+    /// > the FIFO order above; on any other — a context made on a background thread takes that thread's run
+    /// > loop by default — main-actor messages are held apart, coalesced the same way, and posted from the main
+    /// > queue (``CoalescingScheduler/dispatchMain``), after the turn that follows their first enqueue there,
+    /// > not in order with the context's notifications. A ``ManualScheduler`` must be turned on the main
+    /// > thread: a turn on another thread that would post a main-actor message stops the program there, saying
+    /// > so.
     // Inlinable: the caller's module knows the message's type, so an enqueue makes no runtime metadata
     // lookup (the target is a twentieth of a post).
     @inlinable
     public func enqueue<M: NotificationCenter.MainActorMessage>(
         _ message: sending M, subject: M.Subject? = nil, file: StaticString = #fileID, line: UInt = #line
     ) where M.Subject: AnyObject {
-        if !schedulerIsMainThreads { refuseMainActorMessage(M.self, file: file, line: line) }
         var post: any MessagePosting = MainActorMessagePost(message: message)
-        enqueueHeld(&post, key: MessageKey(type: M.self, subject: subject), subject: subject)
-    }
-
-    /// Stops the program: a main-actor message enqueued on a context whose scheduler is not the main thread's.
-    @usableFromInline
-    func refuseMainActorMessage(_ type: Any.Type, file: StaticString, line: UInt) -> Never {
-        Misuse.unrecoverable(
-            "NotificationCoalescingContext \"\(label)\".enqueue(_:subject:) of the main-actor message \(type) "
-                + "needs a context whose scheduler is the main thread's (.mainRunLoop, .dispatchMain, a "
-                + "ManualScheduler turned on the main thread); got \(Swift.type(of: scheduler))",
-            file: file, line: line)
+        if schedulerIsMainThreads {
+            enqueueHeld(&post, key: MessageKey(type: M.self, subject: subject), subject: subject)
+        } else {
+            enqueueOnMainActorLane(&post, key: MessageKey(type: M.self, subject: subject), subject: subject)
+        }
     }
 
     /// Holds an async message for the end of the cycle, coalesced with the others of its type and subject:

@@ -15,6 +15,14 @@ extension UpdateAnimation {
         case .easeIn: base = .easeIn(duration: duration)
         case .easeOut: base = .easeOut(duration: duration)
         case .easeInOut: base = .easeInOut(duration: duration)
+        case .keyboard(let curve):
+            switch curve {
+            case 0: base = .easeInOut(duration: duration)
+            case 1: base = .easeIn(duration: duration)
+            case 2: base = .easeOut(duration: duration)
+            case 3: base = .linear(duration: duration)
+            default: base = .timingCurve(0.38, 0.7, 0.125, 1, duration: duration)  // the keyboard's, approximated
+            }
         case .spring(let bounce):
             if #available(iOS 17, macOS 14, tvOS 17, watchOS 10, *) {
                 base = .spring(duration: duration, bounce: bounce)

@@ -220,6 +220,34 @@ final class TypedMessageTests: XCTestCase {
         scheduler.turn()
     }
 
+    /// A context made on a background thread takes that thread's run loop by default: its main-actor messages
+    /// are held apart and posted from the main queue, coalesced per (type, subject), on the main actor (0.2.0
+    /// stopped the program at the first enqueue, in every build).
+    func testAMainActorMessageOnAContextWhoseSchedulerIsNotTheMainThreadsPostsFromTheMainQueue() {
+        let made = NotificationCoalescing.Locked<NotificationCoalescingContext?>(nil)
+        onAnotherThread { made.withLock { $0 = NotificationCoalescingContext() } }
+        let context = made.withLock { $0 }!
+        XCTAssertFalse(context.scheduler.isMainThreadScheduler)
+        let posts = MessageLog()
+        let subject = s1
+        let token = MainActor.assumeIsolated {
+            context.center.addObserver(of: subject, for: Ping.self) { message in
+                posts.append("Ping \(message.value) main=\(Thread.isMainThread)")
+            }
+        }
+        context.enqueue(Ping(1), subject: subject)
+        context.enqueue(Ping(2), subject: subject)
+        onAnotherThread { context.enqueue(Ping(3), subject: subject) }
+        XCTAssertEqual(posts.entries, [], "held for the main queue's next block")
+        spinRunLoop { !posts.entries.isEmpty }
+        turnRunLoop()
+        XCTAssertEqual(posts.entries, ["Ping 3 main=true"], "once, the latest, on the main thread")
+        context.enqueue(Ping(4), subject: subject)
+        spinRunLoop { posts.entries.count == 2 }
+        XCTAssertEqual(posts.entries.last, "Ping 4 main=true")
+        withExtendedLifetime(token) {}
+    }
+
     /// The suspicion of the outside reading of 0.2.0, pinned: a main-actor message replaced by an enqueue made
     /// on another thread is released there, by that enqueue — what `sending` hands over may be released on any
     /// thread, and holding every replaced message for the main thread would make memory follow the number of

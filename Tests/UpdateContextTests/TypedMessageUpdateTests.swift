@@ -1,8 +1,9 @@
 import CoalescingTestSupport
 import Foundation
 import NotificationCoalescing
-import UpdateContext
 import XCTest
+
+@testable import UpdateContext
 
 #if compiler(>=6.2) && (!canImport(Darwin) || canImport(Foundation, _version: 3600))
 
@@ -202,6 +203,28 @@ final class TypedMessageUpdateTests: XCTestCase {
         post(2)
         XCTAssertEqual(screen.shown, ["7n", "7n"])
         XCTAssertEqual(context.runningSubscriptions, 1, "it lasts as long as the context, kept or not")
+    }
+
+    /// A context that refreshes on a notification name and on the message of that name refreshes once per
+    /// event (on Apple platforms `refreshes(on:)` sees the message's name covered and observes nothing more;
+    /// Linux's Foundation keeps a message's name internal, so this checks the parts: the coverage, and the
+    /// subscription that stands for it).
+    func testARefreshAlreadyCoveredByTheRefreshEventsAddsNothing() {
+        let name = Notification.Name("TypedMessageUpdateTests.foreground")
+        let covered = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [name], center: center)
+        XCTAssertTrue(RefreshHub.covers(covered.storage, name: name, center: center))
+        XCTAssertFalse(RefreshHub.covers(covered.storage, name: name, center: NotificationCenter()))
+        XCTAssertFalse(RefreshHub.covers(covered.storage, name: Notification.Name("other"), center: center))
+        XCTAssertFalse(RefreshHub.covers(context.storage, name: name, center: center))
+        var refreshes = 0
+        covered.onUpdate { _ in refreshes += 1 }
+        let subscription = covered.coveredRefresh(link: covered.updateLink)
+        XCTAssertEqual(covered.runningSubscriptions, 1)
+        center.post(name: name, object: nil)
+        XCTAssertEqual(refreshes, 1, "once, by the notification")
+        subscription.cancel()
+        XCTAssertTrue(subscription.isCancelled)
+        XCTAssertEqual(covered.runningSubscriptions, 0)
     }
 
     /// The suspicion of the outside reading of 0.2.0, proved: a lifecycle message posted inside

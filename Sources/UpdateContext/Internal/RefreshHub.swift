@@ -62,6 +62,15 @@ final class RefreshHub: @unchecked Sendable {
         }
     }
 
+    /// Whether `core` refreshes on `name` posted on `center`: a lifecycle message of that name refreshes it
+    /// already (Foundation delivers a message to the observers of its notification name).
+    static func covers(_ core: UpdateStorage, name: Notification.Name, center: NotificationCenter) -> Bool {
+        let id = ObjectIdentifier(core)
+        return hubs.withLock { hubs in
+            hubs[Key(center: ObjectIdentifier(center), name: name)]?.members[id] != nil
+        }
+    }
+
     /// Whether `core` refreshes on `name` (on any center): for `debugDescription`.
     static func isMember(_ core: UpdateStorage, of name: Notification.Name) -> Bool {
         let id = ObjectIdentifier(core)

@@ -236,6 +236,7 @@ extension UpdateAnimation {
         case .easeOut: (4, 0)
         case .easeInOut: (5, 0)
         case .spring(let bounce): (6, bounce)
+        case .keyboard(let curve): (7, Double(curve))
         }
     }
 }

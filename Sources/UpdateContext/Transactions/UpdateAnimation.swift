@@ -32,6 +32,12 @@ public struct UpdateAnimation: Sendable, Hashable, CustomStringConvertible {
         /// A spring that settles within the duration; `bounce` 0 is critically damped, up to 1 bouncier,
         /// below 0 overdamped (SwiftUI's parameters).
         case spring(bounce: Double)
+        /// The curve UIKit hands with the keyboard's notifications and messages, as the raw value of
+        /// `UIView.AnimationCurve` (0 ease-in-out, 1 ease-in, 2 ease-out, 3 linear; 7, the keyboard's own,
+        /// has no name): UIKit animates with that very curve, so that a change moves in step with the
+        /// keyboard; elsewhere the four named ones map to their curves and any other to an approximation of
+        /// the keyboard's (a cubic Bézier curve through (0.38, 0.7) and (0.125, 1)).
+        case keyboard(curve: Int)
     }
 
     /// The curve.
@@ -111,6 +117,36 @@ public struct UpdateAnimation: Sendable, Hashable, CustomStringConvertible {
             "spring(duration:bounce:)", curve: .spring(bounce: bounce), duration: duration, file: file, line: line)
     }
 
+    /// The keyboard's own animation: its `duration` and `curve`, the raw value of `UIView.AnimationCurve` that
+    /// UIKit hands with every keyboard notification and message (7 for the keyboard's own curve), on every
+    /// platform; see ``Curve/keyboard(curve:)``. With UIKit, `keyboard(duration:curve:)` also takes the
+    /// `UIView.AnimationCurve` itself, and `keyboard(_:)` a keyboard message.
+    ///
+    /// ```swift
+    /// import Foundation
+    /// import UpdateContext
+    ///
+    /// let slide = UpdateAnimation.keyboard(duration: 0.25, curve: 7)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - duration: Finite and not negative.
+    ///   - curve: 0...15 (what `UIView.AnimationOptions` can carry). Anything else stops the program, naming the
+    ///     caller's line.
+    ///   - file: The caller's file (`#fileID`), named by the message a bad value stops with.
+    ///   - line: The caller's line.
+    public static func keyboard(duration: Double, curve: Int, file: StaticString = #fileID, line: UInt = #line)
+        -> UpdateAnimation
+    {
+        if !(0...15).contains(curve) {
+            Misuse.unrecoverable(
+                "UpdateAnimation.keyboard(duration:curve:): curve must be a UIView.AnimationCurve raw value, 0...15 "
+                    + "(got \(curve))", file: file, line: line)
+        }
+        return UpdateAnimation(
+            "keyboard(duration:curve:)", curve: .keyboard(curve: curve), duration: duration, file: file, line: line)
+    }
+
     /// The same animation, starting `delay` seconds later (finite, not negative: a bad value stops the
     /// program, naming the caller's line).
     public func delay(_ delay: Double, file: StaticString = #fileID, line: UInt = #line) -> UpdateAnimation {
@@ -126,6 +162,7 @@ public struct UpdateAnimation: Sendable, Hashable, CustomStringConvertible {
         case .easeOut: base = "easeOut(\(duration))"
         case .easeInOut: base = "easeInOut(\(duration))"
         case .spring(let bounce): base = "spring(\(duration), bounce: \(bounce))"
+        case .keyboard(let curve): base = "keyboard(\(duration), curve: \(curve))"
         }
         return delay > 0 ? "\(base).delay(\(delay))" : base
     }

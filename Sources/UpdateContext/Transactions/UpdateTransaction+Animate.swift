@@ -59,6 +59,10 @@ extension UpdateTransaction {
             case .linear: options = common.union(.curveLinear)
             case .easeIn: options = common.union(.curveEaseIn)
             case .easeOut: options = common.union(.curveEaseOut)
+            case .keyboard(let curve):
+                // The raw curve in the options' curve bits, as UIKit documents for its four curves: the
+                // keyboard's own (7) animates exactly as the keyboard does.
+                options = common.union(UIView.AnimationOptions(rawValue: UInt(curve) << 16))
             case .spring(let bounce):
                 if #available(iOS 17, tvOS 17, visionOS 1, *) {
                     UIView.animate(
@@ -89,7 +93,7 @@ extension UpdateTransaction {
                 { context in
                     context.duration = animation.duration
                     context.allowsImplicitAnimation = true
-                    context.timingFunction = CAMediaTimingFunction(name: timing(animation.curve))
+                    context.timingFunction = animation.curve.timingFunction
                     changes()
                 }, completionHandler: { completion(true) })
         }
@@ -100,15 +104,6 @@ extension UpdateTransaction {
         }
     }
 
-    private static func timing(_ curve: UpdateAnimation.Curve) -> CAMediaTimingFunctionName {
-        switch curve {
-        case .linear: .linear
-        case .easeIn: .easeIn
-        case .easeOut: .easeOut
-        case .default: .default
-        case .easeInOut, .spring: .easeInEaseOut
-        }
-    }
     #else
     /// No view animation here: the changes run at once, and the animation counts as finished.
     private static func run(
@@ -123,6 +118,28 @@ extension UpdateTransaction {
 #if canImport(QuartzCore)
 import QuartzCore
 
+extension UpdateAnimation.Curve {
+    /// The curve as Core Animation times it (a spring as ease-in-out; the keyboard's curve 7 as an
+    /// approximation of it).
+    var timingFunction: CAMediaTimingFunction {
+        switch self {
+        case .linear: CAMediaTimingFunction(name: .linear)
+        case .easeIn: CAMediaTimingFunction(name: .easeIn)
+        case .easeOut: CAMediaTimingFunction(name: .easeOut)
+        case .default: CAMediaTimingFunction(name: .default)
+        case .easeInOut, .spring: CAMediaTimingFunction(name: .easeInEaseOut)
+        case .keyboard(let curve):
+            switch curve {
+            case 0: CAMediaTimingFunction(name: .easeInEaseOut)
+            case 1: CAMediaTimingFunction(name: .easeIn)
+            case 2: CAMediaTimingFunction(name: .easeOut)
+            case 3: CAMediaTimingFunction(name: .linear)
+            default: CAMediaTimingFunction(controlPoints: 0.38, 0.7, 0.125, 1)
+            }
+        }
+    }
+}
+
 extension UpdateTransaction {
     /// Performs `changes` to Core Animation layers in a `CATransaction` with ``animation``'s duration and
     /// timing (a spring times as ease-in-out; Core Animation's implicit animations have no delay), or
@@ -134,15 +151,7 @@ extension UpdateTransaction {
             let group = self.group
             group?.enter()
             CATransaction.setAnimationDuration(animation.duration)
-            let name: CAMediaTimingFunctionName
-            switch animation.curve {
-            case .linear: name = .linear
-            case .easeIn: name = .easeIn
-            case .easeOut: name = .easeOut
-            case .default: name = .default
-            case .easeInOut, .spring: name = .easeInEaseOut
-            }
-            CATransaction.setAnimationTimingFunction(CAMediaTimingFunction(name: name))
+            CATransaction.setAnimationTimingFunction(animation.curve.timingFunction)
             // Core Animation calls the block on the main thread, where the group lives.
             CATransaction.setCompletionBlock { group?.leave() }
         } else {

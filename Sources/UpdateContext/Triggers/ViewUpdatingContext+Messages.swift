@@ -94,8 +94,10 @@ extension ViewUpdatingContext {
     /// `refreshEvents`: a synchronous ``update(animated:file:line:)`` inside the post, on the main thread.
     ///
     /// With UIKit 26, `UIApplication.WillEnterForegroundMessage` is the typed face of
-    /// `UIApplication.willEnterForegroundNotification`, which the context already refreshes on by default:
-    /// to refresh on the message instead, create the context with `refreshEvents: []`.
+    /// `UIApplication.willEnterForegroundNotification`, which the context already refreshes on by default. On
+    /// a context that already refreshes on a message's notification name on `center` (its `refreshEvents`),
+    /// this adds nothing: Foundation delivers the message to that notification's observers, and the context
+    /// refreshes once per event, not twice.
     ///
     /// ```swift
     /// import UIKit
@@ -126,6 +128,12 @@ extension ViewUpdatingContext {
         on messageType: M.Type, of subject: M.Subject? = nil, center: NotificationCenter = .default
     ) -> UpdateSubscription where M.Subject: AnyObject {
         let link = storage.link
+        #if canImport(Darwin)
+        // (Only Darwin's Foundation makes a message's notification name public.)
+        if subject == nil && RefreshHub.covers(storage, name: M.name, center: center) {
+            return coveredRefresh(link: link)
+        }
+        #endif
         return MessageTrigger.start(link: link, center: center, cancelsOnRelease: false) { trigger in
             center.addObserver(of: subject, for: messageType) { _ in
                 if trigger.isCancelled { return }
@@ -133,13 +141,44 @@ extension ViewUpdatingContext {
             }
         }
     }
+
+    /// The subscription of a `refreshes(on:)` that the context's refresh events already cover: it observes
+    /// nothing, and lasts (counted by `runningSubscriptions`) as long as the context or until cancelled.
+    func coveredRefresh(link: UpdateLink) -> UpdateSubscription {
+        let runner = CoveredRefresh(link: link)
+        link.register(runner, key: runner.key)
+        return UpdateSubscription(runner: runner, link: link, cancelsOnRelease: false)
+    }
+}
+
+/// A refresh that the context's own refresh events already make: nothing to observe (see
+/// `coveredRefresh(link:)`).
+final class CoveredRefresh: LinkedRunner, Sendable {
+    private let cancelled = Locked(false)
+    private let link: UpdateLink
+    let key: UInt64
+
+    init(link: UpdateLink) {
+        self.link = link
+        key = link.reserveKey()
+    }
+
+    var isCancelled: Bool { cancelled.withLock { $0 } }
+
+    func cancel() {
+        let first = cancelled.withLock { cancelled -> Bool in
+            defer { cancelled = true }
+            return !cancelled
+        }
+        if first { link.finished(key) }
+    }
 }
 
 /// One typed-message observation that requests updates: the runner of an ``UpdateSubscription``.
 /// Cancelling it (or cutting its link) removes the observation; its observer checks ``isCancelled`` first,
 /// so that no request follows a cancellation, even from an observer task Foundation started before it.
 @available(iOS 26, macOS 26, tvOS 26, watchOS 26, visionOS 26, *)
-private final class MessageTrigger: LinkedRunner, Sendable {
+final class MessageTrigger: LinkedRunner, Sendable {
     private struct State {
         var token: NotificationCenter.ObservationToken?
         var isCancelled = false
