@@ -97,8 +97,7 @@ final class PassBoundView: UIView, ViewUpdating {
 
     override init(frame: CGRect) {
         super.init(frame: frame)
-        updateContext.deliverInUpdateProperties(of: self)
-        startUpdatingView()
+        startUpdatingView()  // binds the context to this view's pass (iOS 26)
     }
 
     func updateView(animated: Bool) { label.text = title }
@@ -110,12 +109,33 @@ final class PassBoundView: UIView, ViewUpdating {
     @available(iOS 26, tvOS 26, visionOS 26, *)
     override func updateProperties() {
         super.updateProperties()
-        updateContext.updateIfNeeded()
+        updateViewIfNeeded()
     }
     #endif
 }
 
-/// A view controller bound the same way.
+/// A view controller on the canonical path, bound the same way by `startUpdatingView()`.
+final class PassViewController: UIViewController, ViewUpdating {
+    let updateContext = ViewUpdatingContext.makeForUpdatePropertiesPass()
+    @NeedsUpdate var count = 0
+
+    override func viewDidLoad() {
+        super.viewDidLoad()
+        startUpdatingView()
+    }
+
+    func updateView(animated: Bool) { title = "\(count)" }
+
+    #if canImport(UIKit, _version: 9000)
+    @available(iOS 26, tvOS 26, visionOS 26, *)
+    override func updateProperties() {
+        super.updateProperties()
+        updateViewIfNeeded()
+    }
+    #endif
+}
+
+/// A controller whose context is not its own `updateContext` (no `ViewUpdating`): bound explicitly.
 final class PassBoundViewController: UIViewController {
     let context = ViewUpdatingContext.makeForUpdatePropertiesPass()
 

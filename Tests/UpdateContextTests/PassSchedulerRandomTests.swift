@@ -12,7 +12,8 @@ import XCTest
 /// and single hops of the main queue, where the fallbacks live (one main run-loop iteration runs exactly
 /// the blocks queued before it). Checked against the scheduler's own batch numbers: a delivery outside a
 /// pass happens only in the hop where an unserved batch's fallback is due (its second), each batch asks
-/// for one pass, and at the end nothing is left pending.
+/// for one pass, the fallback's hook runs in exactly the hops where the fallback delivered, and at the end
+/// nothing is left pending.
 final class PassSchedulerRandomTests: XCTestCase {
     private final class Probe: @unchecked Sendable {
         // @unchecked Sendable: touched on the main thread only (updaters, passes, the pass requests).
@@ -20,6 +21,7 @@ final class PassSchedulerRandomTests: XCTestCase {
         var outsidePass = 0
         var deliveries = 0
         var asked = 0
+        var fellBack = 0
     }
 
     func testRandomBatchesPassesAndHopsNeverDeliverALaterBatchFromAnEarlierFallback() {
@@ -31,7 +33,7 @@ final class PassSchedulerRandomTests: XCTestCase {
     private func run(seed: UInt64, steps: Int) {
         var random = SeededGenerator(seed: seed)
         let probe = Probe()
-        let scheduler = PassScheduler { probe.asked += 1 }
+        let scheduler = PassScheduler(requestPass: { probe.asked += 1 }, fellBack: { probe.fellBack += 1 })
         let contexts = (0..<3).map { _ in ViewUpdatingContext(scheduler: scheduler, refreshEvents: []) }
         for context in contexts {
             context.onUpdate { _ in
@@ -52,9 +54,17 @@ final class PassSchedulerRandomTests: XCTestCase {
                 due = hops[batch] == 2
             }
             let before = probe.outsidePass
+            let fellBackBefore = probe.fellBack
             _ = RunLoop.main.run(mode: .default, before: Date(timeIntervalSinceNow: 0.05))
             if probe.outsidePass != before && !due {
                 XCTFail("seed \(seed): delivered outside a pass with no fallback due; last steps \(log.suffix(10))")
+                return false
+            }
+            // The fallback's hook (the missed-pass report of a bound view) runs exactly when it delivered.
+            if (probe.fellBack - fellBackBefore) != (probe.outsidePass != before ? 1 : 0) {
+                XCTFail(
+                    "seed \(seed): fallback hook \(probe.fellBack - fellBackBefore) times in a hop that delivered "
+                        + "\(probe.outsidePass - before) outside a pass; last steps \(log.suffix(10))")
                 return false
             }
             return true

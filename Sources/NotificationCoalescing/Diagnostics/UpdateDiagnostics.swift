@@ -107,6 +107,10 @@ extension UpdateDiagnostics {
             /// An update-properties context that was never bound to its view, delivering from the main
             /// queue instead.
             public static let unboundPropertiesPass = Kind(name: "unbound update-properties pass")
+            /// An update-properties context bound to a view in a window, delivered from the main queue because
+            /// no pass delivered it: the view's `updateProperties()` does not call `updateViewIfNeeded()`.
+            /// Reported once per context.
+            public static let missedPropertiesPass = Kind(name: "missed update-properties pass")
             /// A context whose `ViewUpdating` owner never called `startUpdatingView()`: its requests have
             /// reached no updater for more than a second.
             public static let nothingConnected = Kind(name: "nothing connected")

@@ -24,15 +24,21 @@ import Foundation
 /// > scheduled there, through the main queue when it is scheduled elsewhere — once per batch. A pass
 /// > has no run-loop mode: a turn admits work of every mode.
 package final class PassScheduler: CoalescingScheduler, @unchecked Sendable {
-    // @unchecked Sendable: `requestPass` is immutable and only called on the main thread; the turn state
-    // is the base class's.
+    // @unchecked Sendable: `requestPass` and `fellBack` are immutable and only called on the main thread; the
+    // turn state is the base class's.
     private let requestPass: () -> Void
+    private let fellBack: () -> Void
 
-    /// - Parameter requestPass: Asks for the pass; called on the main thread, once per batch of work.
+    /// - Parameters:
+    ///   - requestPass: Asks for the pass; called on the main thread, once per batch of work.
+    ///   - fellBack: Called on the main thread after the fallback delivered work that no pass came for (not
+    ///     when it found nothing waiting), outside every lock of the package.
     package init(
-        label: DiagnosticLabel = DiagnosticLabel(file: #fileID, line: #line), requestPass: @escaping () -> Void
+        label: DiagnosticLabel = DiagnosticLabel(file: #fileID, line: #line), requestPass: @escaping () -> Void,
+        fellBack: @escaping () -> Void = {}
     ) {
         self.requestPass = requestPass
+        self.fellBack = fellBack
         super.init(label: label, turnThread: .main)
     }
 
@@ -55,7 +61,7 @@ package final class PassScheduler: CoalescingScheduler, @unchecked Sendable {
         DispatchQueue.main.async { [weak self] in
             DispatchQueue.main.async { [weak self] in
                 guard let self, hasRequestedTurn, !hasServed(batch: batch) else { return }
-                runTurn(mode: nil, isCommonMode: true)
+                if runTurn(mode: nil, isCommonMode: true) > 0 { fellBack() }
             }
         }
     }

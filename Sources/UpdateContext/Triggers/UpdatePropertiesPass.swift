@@ -2,28 +2,46 @@ import Foundation
 import NotificationCoalescing
 
 /// Where a context made by ``ViewUpdatingContext/makeForUpdatePropertiesPass(label:animated:refreshEvents:file:line:)`` asks
-/// for UIKit's pass: set by `deliverInUpdateProperties(of:)`, read on the main thread.
+/// for UIKit's pass: set by `startUpdatingView()` on a view or view controller, or `deliverInUpdateProperties(of:)`;
+/// read on the main thread.
 final class PropertiesPassBinding: Sendable {
     private struct State {
         var request: (@Sendable () -> Void)?
-        /// The context's label, for the report of a pass requested before any binding.
+        /// Whether the bound view is in a window, where UIKit runs its pass (asked on the main thread).
+        var isInWindow: (@Sendable () -> Bool)?
+        /// The context's label, for the reports.
         var label: DiagnosticLabel?
         var reportedUnbound = false
+        var reportedMissedPass = false
     }
 
     private let state = Locked(State())
 
-    func bind(_ request: @escaping @Sendable () -> Void) {
-        state.withLock { $0.request = request }
+    /// Binds the pass: `request` asks for it, `isInWindow` says whether UIKit will run it. Replaces a binding,
+    /// unless `onlyIfUnbound`. Returns whether it bound.
+    @discardableResult
+    func bind(
+        _ request: @escaping @Sendable () -> Void, isInWindow: @escaping @Sendable () -> Bool = { false },
+        onlyIfUnbound: Bool = false
+    ) -> Bool {
+        let replaced = state.withLock { state -> (bound: Bool, old: State?) in
+            if onlyIfUnbound, state.request != nil { return (false, nil) }
+            let old = state
+            (state.request, state.isInWindow) = (request, isInWindow)
+            return (true, old)
+        }
+        // The replaced closures are released here, after the lock.
+        return withExtendedLifetime(replaced.old) { replaced.bound }
     }
 
-    /// Names the context in the report of a missing binding.
+    /// Names the context in the reports.
     func label(_ label: DiagnosticLabel) {
         state.withLock { $0.label = label }
     }
 
-    /// Asks the bound view for its pass. Unbound — `deliverInUpdateProperties(of:)` never called — the
-    /// scheduler's fallback delivers from the main queue instead: reported once, through `UpdateDiagnostics`.
+    /// Asks the bound view for its pass. Unbound — neither `startUpdatingView()` on a view or view controller
+    /// nor `deliverInUpdateProperties(of:)` bound it — the scheduler's fallback delivers from the main queue
+    /// instead: reported once, through `UpdateDiagnostics`.
     func requestPass() {
         let (request, unboundLabel) = state.withLock { state -> ((@Sendable () -> Void)?, DiagnosticLabel?) in
             guard state.request == nil, !state.reportedUnbound else { return (state.request, nil) }
@@ -38,8 +56,29 @@ final class PropertiesPassBinding: Sendable {
                     kind: .unboundPropertiesPass, label: unboundLabel.string,
                     message: "a context made with makeForUpdatePropertiesPass() was never bound to its view: "
                         + "updates are delivered from the main queue, outside UIKit's update-properties pass. "
-                        + "Call deliverInUpdateProperties(of:) with the view or view controller it updates."))
+                        + "Call startUpdatingView() from the view or view controller it updates (which binds it), "
+                        + "or deliverInUpdateProperties(of:) with that view."))
         }
+    }
+
+    /// The scheduler's fallback delivered (main thread): no pass came for a request. For a view in a window —
+    /// where UIKit runs the pass — that is an `updateProperties()` that does not deliver: reported once.
+    func fellBack() {
+        let isInWindow = state.withLock { state in state.reportedMissedPass ? nil : state.isInWindow }
+        guard let isInWindow, isInWindow() else { return }
+        let label = state.withLock { state -> DiagnosticLabel? in
+            guard !state.reportedMissedPass else { return nil }
+            state.reportedMissedPass = true
+            return state.label
+        }
+        guard let label else { return }
+        UpdateDiagnostics.emit(
+            UpdateDiagnostics.Report(
+                kind: .missedPropertiesPass, label: label.string,
+                message: "a context bound to UIKit's update-properties pass was delivered from the main queue while "
+                    + "its view was in a window: its updateProperties() did not deliver. Override updateProperties() "
+                    + "in the view or view controller and call updateViewIfNeeded() (or the context's "
+                    + "updateIfNeeded()) after super.updateProperties()."))
     }
 }
 
@@ -47,8 +86,9 @@ extension ViewUpdatingContext {
     /// A context meant to deliver inside UIKit's `updateProperties()` pass (iOS 26), before layout, where
     /// UIKit tracks the `@Observable` properties the updaters read.
     ///
-    /// Bind it to its view or view controller with `deliverInUpdateProperties(of:)`, and call
-    /// ``updateIfNeeded(file:line:)`` from the override of `updateProperties()`:
+    /// Make it the `updateContext` of a `ViewUpdating` view or view controller — `startUpdatingView()` binds it
+    /// to that view — and call `updateViewIfNeeded()` from the override of `updateProperties()`: that call is
+    /// the one wiring UIKit's pass needs.
     ///
     /// ```swift
     /// import UpdateContext
@@ -61,8 +101,8 @@ extension ViewUpdatingContext {
     ///
     ///     override init(frame: CGRect) {
     ///         super.init(frame: frame)
-    ///         updateContext.deliverInUpdateProperties(of: self)
-    ///         startUpdatingView()
+    ///         addSubview(label)
+    ///         startUpdatingView()                 // on iOS 26: binds the context to this view's pass
     ///     }
     ///
     ///     required init?(coder: NSCoder) { fatalError() }
@@ -72,7 +112,7 @@ extension ViewUpdatingContext {
     ///     @available(iOS 26, *)
     ///     override func updateProperties() {
     ///         super.updateProperties()
-    ///         updateContext.updateIfNeeded()    // the updaters run here, inside UIKit's pass
+    ///         updateViewIfNeeded()                // the updaters run here, inside UIKit's pass
     ///     }
     /// }
     /// ```
@@ -93,8 +133,13 @@ extension ViewUpdatingContext {
     /// and its ordering with the view's own property updates (traits, configuration); choose the run loop
     /// (the default) to deliver on every system, to views off screen, or from code that is not a view.
     ///
-    /// A context that is never bound falls back to the main queue; that is reported once, through
-    /// `UpdateDiagnostics`, as an `unboundPropertiesPass` report naming its label.
+    /// A context whose owner is not the view it updates (a model object, a child view's context) is bound with
+    /// `deliverInUpdateProperties(of:)`. Two mistakes are reported, once per context, through
+    /// `UpdateDiagnostics`, naming its label, always (not only while recording):
+    /// - `unboundPropertiesPass`: a request found the context bound to no view; it falls back to the main queue.
+    /// - `missedPropertiesPass`: the fallback delivered the context while its view was in a window, where
+    ///   UIKit runs the pass: the view's `updateProperties()` does not call `updateViewIfNeeded()` (or the
+    ///   context's ``updateIfNeeded(file:line:)``), and every update comes a little late, outside the pass.
     ///
     /// - Parameters:
     ///   - label: What diagnostics call it (``label``); by default the creation site, `#fileID:#line`.
@@ -125,7 +170,7 @@ extension ViewUpdatingContext {
         line: UInt = #line
     ) -> ViewUpdatingContext {
         let binding = PropertiesPassBinding()
-        let scheduler = PassScheduler { binding.requestPass() }
+        let scheduler = PassScheduler(requestPass: { binding.requestPass() }, fellBack: { binding.fellBack() })
         let context = ViewUpdatingContext(
             label: label, animated: animated, scheduler: scheduler, refreshEvents: refreshEvents, file: file,
             line: line)
@@ -135,9 +180,18 @@ extension ViewUpdatingContext {
     }
 
     /// Binds a context to the pass that `request` asks for (what `deliverInUpdateProperties(of:)` does with
-    /// the view's `setNeedsUpdateProperties()`); does nothing for a context made otherwise.
-    func bindPass(_ request: @escaping @Sendable () -> Void) {
-        storage.link.face(PropertiesPassBinding.self)?.bind(request)
+    /// the view's `setNeedsUpdateProperties()`), `isInWindow` saying whether UIKit will run it; does nothing
+    /// for a context made otherwise.
+    /// `onlyIfUnbound`: only if nothing bound it before (the binding `startUpdatingView()` makes). Returns
+    /// whether it bound.
+    @discardableResult
+    func bindPass(
+        _ request: @escaping @Sendable () -> Void, isInWindow: @escaping @Sendable () -> Bool = { false },
+        onlyIfUnbound: Bool = false
+    ) -> Bool {
+        storage.link.face(PropertiesPassBinding.self)?.bind(
+            request, isInWindow: isInWindow, onlyIfUnbound: onlyIfUnbound)
+            ?? false
     }
 }
 
@@ -162,31 +216,62 @@ package enum UIKitPropertiesPass {
 
 extension ViewUpdatingContext {
     /// Makes a context from ``makeForUpdatePropertiesPass(label:animated:refreshEvents:file:line:)`` ask `view` for its
-    /// `updateProperties()` pass (iOS 26). Does nothing below iOS 26, or for a context made otherwise.
+    /// `updateProperties()` pass (iOS 26), replacing the binding `startUpdatingView()` made. Does nothing below
+    /// iOS 26, or for a context made otherwise.
     ///
-    /// The view is held weakly. Main thread.
+    /// `startUpdatingView()` on a `UIView` binds its context to that view already: call this for a context
+    /// whose owner is not the view it updates. The view is held weakly. Main thread.
     @MainActor
     public func deliverInUpdateProperties(of view: UIView) {
+        bindPass(toView: view, onlyIfUnbound: false)
+    }
+
+    /// Makes a context from ``makeForUpdatePropertiesPass(label:animated:refreshEvents:file:line:)`` ask `controller` for its
+    /// `updateProperties()` pass (iOS 26), replacing the binding `startUpdatingView()` made. Does nothing below
+    /// iOS 26, or for a context made otherwise.
+    ///
+    /// `startUpdatingView()` on a `UIViewController` binds its context to that controller already: call this
+    /// for a context whose owner is not the controller it updates. The controller is held weakly. Main thread.
+    @MainActor
+    public func deliverInUpdateProperties(of controller: UIViewController) {
+        bindPass(toController: controller, onlyIfUnbound: false)
+    }
+
+    /// What `startUpdatingView()` does for an owner that is a view or a view controller: binds an unbound
+    /// update-properties context to it.
+    @MainActor
+    func bindPassToOwner(_ owner: AnyObject) {
+        if let view = owner as? UIView {
+            bindPass(toView: view, onlyIfUnbound: true)
+        } else if let controller = owner as? UIViewController {
+            bindPass(toController: controller, onlyIfUnbound: true)
+        }
+    }
+
+    @MainActor
+    private func bindPass(toView view: UIView, onlyIfUnbound: Bool) {
         #if canImport(UIKit, _version: 9000)
         if #available(iOS 26, tvOS 26, visionOS 26, *) {
             let target = WeakMainActorObject(view)
-            bindPass { MainActor.assumeIsolated { (target.object as? UIView)?.setNeedsUpdateProperties() } }
+            bindPass(
+                { MainActor.assumeIsolated { (target.object as? UIView)?.setNeedsUpdateProperties() } },
+                isInWindow: { MainActor.assumeIsolated { (target.object as? UIView)?.window != nil } },
+                onlyIfUnbound: onlyIfUnbound)
         }
         #endif
     }
 
-    /// Makes a context from ``makeForUpdatePropertiesPass(label:animated:refreshEvents:file:line:)`` ask `controller` for its
-    /// `updateProperties()` pass (iOS 26). Does nothing below iOS 26, or for a context made otherwise.
-    ///
-    /// The controller is held weakly. Main thread.
     @MainActor
-    public func deliverInUpdateProperties(of controller: UIViewController) {
+    private func bindPass(toController controller: UIViewController, onlyIfUnbound: Bool) {
         #if canImport(UIKit, _version: 9000)
         if #available(iOS 26, tvOS 26, visionOS 26, *) {
             let target = WeakMainActorObject(controller)
-            bindPass {
-                MainActor.assumeIsolated { (target.object as? UIViewController)?.setNeedsUpdateProperties() }
-            }
+            bindPass(
+                { MainActor.assumeIsolated { (target.object as? UIViewController)?.setNeedsUpdateProperties() } },
+                isInWindow: {
+                    MainActor.assumeIsolated { (target.object as? UIViewController)?.viewIfLoaded?.window != nil }
+                },
+                onlyIfUnbound: onlyIfUnbound)
         }
         #endif
     }

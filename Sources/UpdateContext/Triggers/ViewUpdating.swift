@@ -25,7 +25,7 @@ import NotificationCoalescing
 ///
 ///     func updateView(animated: Bool) {
 ///         nameView.text = name
-///         UIView.animate(withDuration: animated ? 0.3 : 0) { self.view.backgroundColor = self.color }
+///         updateContext.animateChanges { self.view.backgroundColor = self.color }   // when animated
 ///     }
 /// }
 /// ```
@@ -98,6 +98,11 @@ extension ViewUpdating {
     /// }
     /// ```
     ///
+    /// **UIKit 26's update-properties pass.** On a `UIView` or `UIViewController` whose context comes from
+    /// ``ViewUpdatingContext/makeForUpdatePropertiesPass(label:animated:refreshEvents:file:line:)``, this call
+    /// also binds the context to the object's pass (iOS 26): override `updateProperties()` to call
+    /// ``updateViewIfNeeded(file:line:)``, and the updates are delivered there.
+    ///
     /// - Parameters:
     ///   - tracksObservation: Whether ``updateView(animated:)`` runs under Observation tracking (where the
     ///     system has Observation). `true` by default.
@@ -139,6 +144,10 @@ extension ViewUpdating {
             nonisolated(unsafe) let owner = self
             MainActor.assumeIsolated { owner.updateView(animated: animated) }
         }
+        #if canImport(UIKit) && !os(watchOS)
+        // A view or view controller's context for UIKit 26's update-properties pass asks this object for its pass.
+        context.bindPassToOwner(self)
+        #endif
         context.onViewUpdater(named: "\(type(of: self)).updateView(animated:)", tracking: tracksObservation, render)
         context.storage.update(false, file: file, line: line)  // on the scheduler's thread: renders at once
     }
