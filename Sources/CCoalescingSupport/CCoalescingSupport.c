@@ -86,3 +86,5 @@ uint64_t cvu_monotonic_now_ns(void) {
     return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec + (uint64_t)offset;
 #endif
 }
+
+_Thread_local const void *cvu_tls_retiring_sentinel = 0;

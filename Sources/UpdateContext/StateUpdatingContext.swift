@@ -88,7 +88,9 @@ public final class StateUpdatingContext<State: Equatable> {
     /// Changes the state; requests one render if the result differs from the state before.
     ///
     /// The body runs on a copy, outside any lock, and the copy is stored if no other thread changed the
-    /// state meanwhile; otherwise the body runs again on the newer state. Keep it free of side effects.
+    /// state meanwhile; otherwise the body runs again on the newer state. An animated change made while a
+    /// non-animated one is pending runs it twice too: once to learn that it changes the state, and again after
+    /// the pending state is rendered. Keep it free of side effects.
     ///
     /// - Parameters:
     ///   - animated: The flag of the request (`nil` leaves it to the context's rules).
@@ -133,7 +135,7 @@ public final class StateUpdatingContext<State: Equatable> {
     /// Changes the state like ``modify(animated:file:line:_:)``, and requests its render with `transaction` (see
     /// ``ViewUpdatingContext/setNeedsUpdate(transaction:file:line:)``). A change that leaves the state equal requests
     /// nothing: the transaction's completions are then called at once, as dropped
-    /// (``UpdateCompletion/DropReason/noUpdaters``: nothing was to be shown).
+    /// (``UpdateCompletion/DropReason/nothingRequested``).
     public func modify(
         transaction: UpdateTransaction, file: StaticString = #fileID, line: UInt = #line,
         _ body: (inout State) -> Void
@@ -141,23 +143,25 @@ public final class StateUpdatingContext<State: Equatable> {
         if commit(animated: transaction.isAnimated, file: file, line: line, body) {
             context.setNeedsUpdate(transaction: transaction, file: file, line: line)
         } else {
-            transaction.tellUnrequestedDropped(.noUpdaters)
+            transaction.tellUnrequestedDropped(.nothingRequested)
         }
     }
 
     /// Runs `body` on the state until it commits; returns whether the state changed. An animated change
     /// (`animated`, the request's effective flag) made while a non-animated request is pending keeps the rules'
-    /// early flush from showing it: on the main thread the flush is made now, once, before the body runs —
-    /// outside it and outside its retries, so a renderer of the flush may change the state — and renders the
-    /// state before the change (as a `@NeedsUpdate` property does); elsewhere, and when a non-animated request
-    /// is pending again by the time the change commits (another thread's), the state before the change is kept
+    /// early flush from showing it: on the main thread, once the body has changed the state (a body that
+    /// leaves it equal flushes nothing), the flush is made, once — outside the body, so a renderer of the flush
+    /// may change the state — and renders the state before the change (as a `@NeedsUpdate` property does),
+    /// and the body runs again on the state the flush left; elsewhere, and when a non-animated request is
+    /// pending again by the time the change commits (another thread's), the state before the change is kept
     /// for the flush the rules make when the requests are applied in arrival order.
     private func commit(animated: Bool?, file: StaticString, line: UInt, _ body: (inout State) -> Void) -> Bool {
         let me = ThreadIdentity.current
         let storage = context.storage
-        let flushesFirst =
+        let mayFlushFirst =
             animated == true && storage.isOnSchedulerThread && !storage.machinePointer.pointee.isDelivering
-        if flushesFirst { storage.flushBeforeChange(true) }
+        /// The early flush was made (once, and only for a change: an equal state requests nothing).
+        var flushesFirst = false
         while true {
             let (before, version) = self.storage.withLock { stored -> (State, UInt64) in
                 if stored.bodyThreads.contains(where: { $0.isCurrent }) {
@@ -171,6 +175,18 @@ public final class StateUpdatingContext<State: Equatable> {
             var after = before
             body(&after)
             let changed = after != before
+            if changed && mayFlushFirst && !flushesFirst && storage.hasNonAnimatedRequestPending {
+                // Flush outside the body's registration (a renderer may change the state), then run the body
+                // again on the state the flush leaves.
+                self.storage.withLock { stored in
+                    if let index = stored.bodyThreads.firstIndex(where: { $0.isCurrent }) {
+                        stored.bodyThreads.remove(at: index)
+                    }
+                }
+                flushesFirst = true
+                storage.flushBeforeChange(true)
+                continue
+            }
             // (Inside a delivery the request waits in the inbox, behind what was asked there: kept too.)
             let keepsStateBefore = changed && animated == true && storage.hasNonAnimatedRequestPending
             // After the commit below, `after` holds the state it replaced.

@@ -19,7 +19,7 @@ extension ViewUpdatingContext {
         // nonisolated(unsafe): read and written only under this object's striped lock (`StripedLocks`),
         // which saves every token a lock of its own. `nil` once removed.
         private nonisolated(unsafe) var storage: UpdateStorage?
-        private let id: UInt64
+        let id: UInt64
 
         /// The token of updater `id` of `storage`. It holds the storage strongly, not weakly: a weak
         /// reference would give the storage a side table, which sends every retain and release of it down

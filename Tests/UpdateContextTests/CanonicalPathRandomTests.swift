@@ -26,7 +26,7 @@ final class TrackedValue {
 /// The model: `ReferenceRules` (CONTRACT.md's table) decides the deliveries; a delivery shows the values as
 /// they are when it is made, so the early flush of an animated change shows the values before it; a
 /// scope's completion runs once, when its last request was absorbed by a delivery (and the scope ended),
-/// told `released` when an owner went with one of its requests pending, and `nothing shown` when the
+/// told `released` when an owner went with one of its requests pending, and `nothing requested` when the
 /// scope requested nothing. `RANDOM_SEED=… swift test --filter CanonicalPathRandomTests` replays a seed.
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 final class CanonicalPathRandomTests: XCTestCase {
@@ -135,6 +135,8 @@ final class CanonicalPathRandomTests: XCTestCase {
         var name: String
         let animation: UpdateAnimation?
         var pending = 0
+        /// Whether anything requested with it (else its completion is told "nothing requested").
+        var requested = false
         var isOpen = true
         var spent = false
         var shown = false
@@ -186,6 +188,7 @@ final class CanonicalPathRandomTests: XCTestCase {
                 case .shown: text = "q\(id):shown"
                 case .dropped(.contextReleased): text = "q\(id):released"
                 case .dropped(.noUpdaters): text = "q\(id):nothing shown"
+                case .dropped(.nothingRequested): text = "q\(id):nothing requested"
                 }
                 recorded.withLock { $0.append(text) }
             }
@@ -265,7 +268,7 @@ final class CanonicalPathRandomTests: XCTestCase {
                 expectedCalls.append("\(scope.name):shown")
                 if scope.name.hasPrefix("s") { expectedAfter[scope.id] = (Counter.step, scope.absorbedBy) }
             } else {
-                expectedCalls.append("\(scope.name):nothing shown")
+                expectedCalls.append("\(scope.name):nothing \(scope.requested ? "shown" : "requested")")
             }
         }
 
@@ -283,7 +286,10 @@ final class CanonicalPathRandomTests: XCTestCase {
         ) {
             let scopes = [scope, outer].compactMap { $0 }
             var joined = holdsFirst ? scopes.filter { !$0.spent } : []
-            for joining in joined { joining.pending += 1 }
+            for joining in joined {
+                joining.pending += 1
+                joining.requested = true
+            }
             let before = subject.rules.deliveries.count
             if let transaction {
                 subject.rules.setNeeds(transaction: transaction, completion: nil)
@@ -294,7 +300,10 @@ final class CanonicalPathRandomTests: XCTestCase {
             change()
             if !holdsFirst {
                 joined = scopes.filter { !$0.spent }
-                for joining in joined { joining.pending += 1 }
+                for joining in joined {
+                    joining.pending += 1
+                    joining.requested = true
+                }
             }
             subject.pendingScopes.append(contentsOf: joined)
         }
@@ -450,6 +459,7 @@ final class CanonicalPathRandomTests: XCTestCase {
                     ranAt.withLock { $0[id] = snapshot }
                 case .dropped(.contextReleased): text = "s\(id):released"
                 case .dropped(.noUpdaters): text = "s\(id):nothing shown"
+                case .dropped(.nothingRequested): text = "s\(id):nothing requested"
                 }
                 recorded.withLock { $0.append(text) }
             }

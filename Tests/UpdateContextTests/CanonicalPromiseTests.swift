@@ -74,6 +74,7 @@ private final class CompletionCalls: @unchecked Sendable {
         case .shown(let finished): calls.append("\(name):shown\(finished ? "" : "(interrupted)")@\(seen)")
         case .dropped(.contextReleased): calls.append("\(name):released")
         case .dropped(.noUpdaters): calls.append("\(name):nothing shown")
+        case .dropped(.nothingRequested): calls.append("\(name):nothing requested")
         }
     }
 
@@ -286,7 +287,7 @@ final class CanonicalPromiseTests: XCTestCase {
     func testAScopeThatRequestsNothingIsToldSoOnce() {
         let calls = CompletionCalls()
         withUpdateTransaction(calls.transaction("empty", .default)) {}
-        XCTAssertEqual(calls.all, ["empty:nothing shown"])
+        XCTAssertEqual(calls.all, ["empty:nothing requested"])
     }
 
     /// A nested scope: its animation wins, and the enclosing scope's completion waits for its requests too.
@@ -418,7 +419,7 @@ final class CanonicalPromiseTests: XCTestCase {
         XCTAssertEqual(calls.all, ["scope:shown@1"])
     }
 
-    /// A task that requests nothing releases the completion when it ends: "nothing shown", once.
+    /// A task that requests nothing releases the completion when it ends: "nothing requested", once.
     func testATaskThatRequestsNothingToldTheCompletionNothingShownWhenItEnds() {
         let calls = CompletionCalls()
         let ran = expectation(description: "the task ran")
@@ -434,7 +435,7 @@ final class CanonicalPromiseTests: XCTestCase {
         proceed.signal()
         wait(for: [ran], timeout: 10)
         spinMainLoop(timeout: 5) { !calls.all.isEmpty }
-        XCTAssertEqual(calls.all, ["scope:nothing shown"])
+        XCTAssertEqual(calls.all, ["scope:nothing requested"])
     }
 
     /// A task on another thread (not main-actor isolated) created in a scope: its request waits in the

@@ -9,7 +9,8 @@ import XCTest
 /// `StateUpdatingContext` driven from several threads at once with random flags, checked against what
 /// must hold whatever the interleaving: once everything is applied and the scheduler is idle, the last
 /// render shows the current state (an early non-animated flush may show an older state, but never last),
-/// every rendered state is one that was committed, and each slot only grows (renders never go back).
+/// every rendered state is one that was committed, each slot only grows (renders never go back), and a
+/// modify that leaves the state equal renders nothing, animated or not.
 final class StateUpdatingContextRandomTests: XCTestCase {
     struct Slots: Equatable, Sendable {
         var values = [0, 0, 0]
@@ -51,7 +52,18 @@ final class StateUpdatingContextRandomTests: XCTestCase {
                 case 0..<6:
                     let flag: Bool? = [nil, false, true].randomElement(using: &random)!
                     view.modify(animated: flag) { $0.values[2] += 1 }
-                case 6..<9:
+                case 6:
+                    // A change that leaves the state equal requests nothing and renders nothing, whatever its
+                    // flag and whatever is pending (the early flush is for a change).
+                    let before = renders.count
+                    view.modify(animated: [nil, false, true].randomElement(using: &random)!) {
+                        $0.values[2] = $0.values[2]
+                    }
+                    if renders.count != before {
+                        XCTFail("seed \(seed) round \(round): a modify that changed nothing rendered")
+                        return
+                    }
+                case 7..<9:
                     scheduler.runTurn()
                 default:
                     view.context.update()

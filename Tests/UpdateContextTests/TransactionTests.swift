@@ -26,6 +26,7 @@ private final class CompletionLog: @unchecked Sendable {
         case .shown(let finished): text = finished ? "shown" : "interrupted"
         case .dropped(.contextReleased): text = "released"
         case .dropped(.noUpdaters): text = "no updaters"
+        case .dropped(.nothingRequested): text = "nothing requested"
         }
         lock.lock()
         entries.append("\(label):\(text)")
@@ -418,11 +419,11 @@ final class TransactionTests: XCTestCase {
         scheduler.turn()
         view.modify(transaction: log.transaction("changed", .easeIn(duration: 0.2))) { $0 = 1 }
         view.modify(transaction: log.transaction("equal")) { $0 = 1 }  // requests nothing
-        XCTAssertEqual(log.all, ["equal:no updaters"], "an unchanged state shows nothing: dropped at once")
+        XCTAssertEqual(log.all, ["equal:nothing requested"], "an unchanged state shows nothing: dropped at once")
         scheduler.turn()
         XCTAssertEqual(renders.map(\.0), [0, 1])
         XCTAssertEqual(renders.last?.1, .easeIn(duration: 0.2))
-        XCTAssertEqual(log.all, ["equal:no updaters", "changed:shown"])
+        XCTAssertEqual(log.all, ["equal:nothing requested", "changed:shown"])
     }
 
     /// The observable face says which animation the delivery had (SwiftUI's transaction is built from it).
@@ -449,7 +450,7 @@ final class TransactionTests: XCTestCase {
         XCTAssertEqual(deliveries, ["n", "\(UpdateAnimation.easeOut(duration: 0.3))"])
         XCTAssertEqual(log.all, ["flushed:shown"])
         context.animateWithFlushedUpdates(transaction: log.transaction("nothing", .default)) {}
-        XCTAssertEqual(log.all, ["flushed:shown", "nothing:no updaters"])
+        XCTAssertEqual(log.all, ["flushed:shown", "nothing:nothing requested"])
         context.suspend()
         context.setNeedsUpdate(animated: false)
         context.animateWithFlushedUpdates(transaction: log.transaction("suspended", .default)) {
@@ -458,7 +459,7 @@ final class TransactionTests: XCTestCase {
         XCTAssertEqual(log.all.count, 2, "kept while suspended")
         context.resume()
         XCTAssertEqual(deliveries.last, "n", "the earlier non-animated request keeps the resume's delivery still")
-        XCTAssertEqual(log.all, ["flushed:shown", "nothing:no updaters", "suspended:shown"])
+        XCTAssertEqual(log.all, ["flushed:shown", "nothing:nothing requested", "suspended:shown"])
     }
 
     /// An async sequence's elements are consumed on a task of their own: the subscription carries the

@@ -320,4 +320,21 @@ static inline void cvu_clock_advance(int64_t nanoseconds) {
     __atomic_add_fetch(&cvu_clock_test_offset, nanoseconds, __ATOMIC_RELAXED);
 }
 
+/// The sentinel a tracked updater is changing on this thread to retire one of its trackings, or NULL.
+/// Observation fires, synchronously on this thread, every tracking that read it — including a tracking
+/// around a nested delivery, into which Observation merged what the inner updater read: those firings come
+/// from the sentinel, not from a change to the outer updater's state. Set and read on one thread only.
+extern _Thread_local const void *cvu_tls_retiring_sentinel;
+
+static inline const void *cvu_retiring_sentinel(void) {
+    return cvu_tls_retiring_sentinel;
+}
+
+/// Sets the sentinel being changed on this thread; returns the one before (restore it after).
+static inline const void *cvu_set_retiring_sentinel(const void *sentinel) {
+    const void *before = cvu_tls_retiring_sentinel;
+    cvu_tls_retiring_sentinel = sentinel;
+    return before;
+}
+
 #endif

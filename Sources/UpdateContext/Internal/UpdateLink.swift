@@ -60,6 +60,16 @@ package final class UpdateLink: Sendable {
 
     package var isCut: Bool { state.withLock { $0.core == nil } }
 
+    /// Whether updater `id` is still registered on the context (`false` once the context is gone). Any thread.
+    func hasUpdater(_ id: UInt64) -> Bool {
+        state.withLock { $0.core }?.hasUpdater(id) ?? false
+    }
+
+    /// Whether the context, if it is still there, has an update pending. Any thread.
+    var isUpdatePending: Bool {
+        state.withLock { $0.core }?.isUpdatePending ?? false
+    }
+
     /// A key for a task about to start; pass it to ``register(_:key:)`` and ``finished(_:)``.
     package func reserveKey() -> UInt64 {
         state.withLock { state in

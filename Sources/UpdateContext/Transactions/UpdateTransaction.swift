@@ -20,30 +20,6 @@ public protocol UpdateTransactionKey {
     static var defaultValue: Value { get }
 }
 
-/// How a change requested with a transaction ended, as its completions are told.
-public enum UpdateCompletion: Sendable, Hashable {
-    /// A delivery showed it: its updaters ran, and its animation, where an updater animated through the
-    /// transaction, ended. `finished` is `false` when the platform says the animation was interrupted.
-    case shown(finished: Bool)
-    /// No delivery will show it.
-    case dropped(UpdateCompletion.DropReason)
-
-    /// Why a request was dropped.
-    public enum DropReason: Sendable, Hashable {
-        /// The context was released with the request pending.
-        case contextReleased
-        /// Nothing showed it: the delivery that absorbed it had no updater, or nothing requested an update
-        /// with it (a scope whose body requested nothing, a `modify` that left the state equal).
-        case noUpdaters
-    }
-
-    /// Whether a delivery showed the change.
-    public var wasShown: Bool {
-        if case .shown = self { return true }
-        return false
-    }
-}
-
 /// What a request says beyond "update": whether and how to animate, custom values, and what to run once
 /// the change is on screen. SwiftUI's `Transaction` for coalesced view updates.
 ///
@@ -112,8 +88,9 @@ public struct UpdateTransaction: Sendable, CustomStringConvertible {
     ///   and deliveries there were (an early non-animated flush and the animated delivery after it, several
     ///   contexts, a `Task` created inside ``withUpdateTransaction(_:_:)``);
     /// - ``UpdateCompletion/dropped(_:)`` when a context was released with such a request pending
-    ///   (``UpdateCompletion/DropReason/contextReleased``), or when nothing showed it
-    ///   (``UpdateCompletion/DropReason/noUpdaters``).
+    ///   (``UpdateCompletion/DropReason/contextReleased``), when the delivery that absorbed it had no updater
+    ///   (``UpdateCompletion/DropReason/noUpdaters``), or when nothing requested an update with it
+    ///   (``UpdateCompletion/DropReason/nothingRequested``).
     ///
     /// A request made with the transaction after its completion ran carries the rest (the animation, the
     /// values) and not the completion: it is never called twice. Never under a lock: it may request
@@ -224,6 +201,13 @@ public struct UpdateTransaction: Sendable, CustomStringConvertible {
         claimingCompletions().tellDropped(reason)
     }
 
+    /// The same transaction with renewable copies of its completions (``CompletionRenewal``).
+    var withRenewableCompletions: UpdateTransaction {
+        var copy = self
+        copy.completions = completions.map { CompletionBox(renewing: $0) }
+        return copy
+    }
+
     /// The same transaction without its completions: what the updaters of a delivery see (the completions
     /// belong to the delivery, which calls each once).
     var withoutCompletions: UpdateTransaction {
@@ -238,277 +222,5 @@ public struct UpdateTransaction: Sendable, CustomStringConvertible {
         if !values.isEmpty { parts.append("\(values.count) value\(values.count == 1 ? "" : "s")") }
         if !completions.isEmpty { parts.append("\(completions.count) completion\(completions.count == 1 ? "" : "s")") }
         return "UpdateTransaction(\(parts.joined(separator: ", ")))"
-    }
-
-    // MARK: The current transaction
-
-    /// The scope that requests made now carry (see ``TransactionScope``).
-    @TaskLocal static var scope: TransactionScope?
-
-    /// The transaction of the current scope (read only while some scope value is alive).
-    static var scoped: UpdateTransaction? { scope?.transaction }
-
-    /// Whether a request with `flag` made now animates: its own flag, or with none the current scope's
-    /// transaction (which, without an animation, is an explicit non-animated request); `nil` outside a scope.
-    static func effectiveFlag(of flag: Bool?) -> Bool? {
-        flag ?? current.map(\.isAnimated)
-    }
-
-    /// The transaction that requests made now, on this thread or task, carry: the innermost
-    /// ``withUpdateTransaction(_:_:)`` around the caller, or `nil`. Another thread does not see it; a task
-    /// created inside the body (`Task { }`) does, as with any task-local value, for as long as it runs.
-    public static var current: UpdateTransaction? {
-        cvu_transaction_scopes_active() ? scoped : nil
-    }
-}
-
-/// The value ``withUpdateTransaction(_:_:)`` makes current: its transaction, with its completions held
-/// while the body runs (so that a completion waits for every request of the body, however many
-/// deliveries they take).
-///
-/// Its lifetime is what the request fast path asks about: a global count of live scopes
-/// (`cvu_transaction_scopes`) goes up when one is made and down when the last reference goes — at the end
-/// of the body, or when the last `Task` created inside it (which copies the task-local value) ends — so
-/// that a request reads the task-local value only while some scope value is alive, and a task created
-/// in a scope still finds its transaction after the scope closed.
-final class TransactionScope: Sendable {
-    /// The scope's transaction, its completions claimed: held for as long as this object lives.
-    let transaction: UpdateTransaction
-
-    init(_ transaction: UpdateTransaction) {
-        self.transaction = transaction
-        cvu_transaction_scopes_add(1)
-    }
-
-    deinit {
-        cvu_transaction_scopes_add(-1)
-        // The scope's own hold goes with it: at the end of the body, or when the last task created in it ends
-        // (it holds the completion while it runs). A completion no request holds is told now.
-        transaction.releaseCompletions(nil)
-    }
-}
-
-/// Runs `body` with `transaction` current on this thread (and task): every update request made inside —
-/// `setNeedsUpdate`, `@NeedsUpdate` and `@ViewInvalidating` properties, changes to `@Observable`
-/// properties that a tracked updater read, a Combine value sent to a trigger — carries it, merged with
-/// the request's own: a request with no flag takes the transaction as it is; `animated: true` takes its
-/// animation (or the default one); `animated: false` stays not animated but takes its values and
-/// completions. Nested calls: the innermost transaction is current. Returns what `body` returns.
-///
-/// ```swift
-/// import Foundation
-/// import UpdateContext
-///
-/// let updateContext = ViewUpdatingContext()
-/// withUpdateTransaction(UpdateTransaction(animation: .easeInOut(duration: 0.25))) {
-///     updateContext.setNeedsUpdate()
-/// }
-/// ```
-///
-/// Each completion of `transaction` is called once, after the last delivery that shows a request made in
-/// `body` (see ``UpdateTransaction/addCompletion(_:)``); when nothing requested, it is told
-/// ``UpdateCompletion/dropped(_:)`` with ``UpdateCompletion/DropReason/noUpdaters`` as the scope ends. A
-/// `Task` created in `body` carries the transaction too, and holds its completions while it runs: they are
-/// told after the delivery that shows the task's requests (a task that never ends keeps them open). A request
-/// with a transaction of its own made in `body` joins the scope: its own animation and values win, and the
-/// scope's completions wait for it too. In a nested scope the innermost animation and values win, and the
-/// enclosing scopes' completions also wait for the nested body's requests.
-///
-/// Entered on the main thread with a transaction that animates, it first delivers what is pending on that
-/// thread's contexts, each as its end of cycle would (UIKit 26's `.flushUpdates`): the changes `body` makes
-/// are shown by deliveries of their own, animated, and a change to an `@Observable` value that a tracked
-/// updater read is reported in the scope whatever changed earlier in the cycle. (A context whose updaters are
-/// running, or that is suspended, keeps what is pending; so do the contexts of a turn under way on this
-/// thread that it has not reached yet.)
-///
-/// Any thread. On another thread than the main one nothing is flushed, the requests wait in the context's
-/// inbox with the transaction, and the completions still run on the main thread.
-@discardableResult
-public func withUpdateTransaction<Result>(_ transaction: UpdateTransaction, _ body: () throws -> Result) rethrows
-    -> Result
-{
-    let current = UpdateTransaction.current.map { transaction.nested(in: $0) } ?? transaction
-    // An animating scope first delivers what is pending (`.flushUpdates`), outside the scope.
-    if current.isAnimated { AnimatedScopeFlush.flushPendingUpdates() }
-    // The scope value holds the completions: as long as the body runs, and as long as any task created in it
-    // runs (a task copies the task-local value).
-    return try UpdateTransaction.$scope.withValue(TransactionScope(current.claimingCompletions()), operation: body)
-}
-
-/// ``withUpdateTransaction(_:_:)`` with a transaction that has `animation` (`nil`: explicitly not
-/// animated), like SwiftUI's `withAnimation`.
-///
-/// ```swift
-/// import Foundation
-/// import UpdateContext
-///
-/// let updateContext = ViewUpdatingContext()
-/// withUpdateAnimation(.spring(duration: 0.4, bounce: 0.3)) {
-///     updateContext.setNeedsUpdate()
-/// }
-/// ```
-@discardableResult
-public func withUpdateAnimation<Result>(_ animation: UpdateAnimation? = .default, _ body: () throws -> Result)
-    rethrows -> Result
-{
-    try withUpdateTransaction(UpdateTransaction(animation: animation), body)
-}
-
-/// The completions of one delivery's transaction, as one holder: released once the delivery's updaters
-/// have run and every animation started through ``UpdateTransaction/animate(_:)`` has ended. Main thread.
-// @unchecked Sendable: it travels inside `UpdateTransaction` values, but it is only touched on the main
-// thread (the scheduler's thread), where deliveries run and platform animations complete.
-final class CompletionGroup: @unchecked Sendable {
-    private var completions: [CompletionBox]
-    private var outstanding = 1  // the delivery itself, until its updaters have run
-    private var finished = true
-
-    init(_ completions: [CompletionBox]) {
-        self.completions = completions
-    }
-
-    /// An animation started.
-    func enter() {
-        outstanding += 1
-    }
-
-    /// An animation (or the delivery's updaters) ended; the last one releases the completions as shown.
-    func leave(finished: Bool = true) {
-        if !finished { self.finished = false }
-        outstanding -= 1
-        if outstanding == 0 { complete(.shown(finished: self.finished)) }
-    }
-
-    /// Releases each completion's hold once with `completion` (the delivery was dropped, or everything
-    /// ended); a completion with no other holder runs now.
-    func complete(_ completion: UpdateCompletion) {
-        let boxes = completions
-        completions = []
-        for box in boxes { box.release(completion, endsDelivery: true) }
-    }
-}
-
-/// One transaction requested again and again by a subscription (an async sequence's elements): its
-/// completions are renewable copies (``CompletionBox/init(renewing:)``), each called once
-/// per delivery that shows one or more of those requests — decided by the delivery, on the main thread, not
-/// by when an element's request was made: a request still on its way when a delivery shows the ones before
-/// it is shown, and told, by a delivery of its own.
-final class CompletionRenewal: Sendable {
-    private let transaction: UpdateTransaction
-
-    init(_ transaction: UpdateTransaction) {
-        var renewable = transaction
-        renewable.completions = transaction.completions.map { CompletionBox(renewing: $0) }
-        self.transaction = renewable
-    }
-
-    /// Requests on `link` with the transaction (and so with the renewable completions).
-    func request(on link: UpdateLink, site: RequestSite) {
-        link.setNeedsUpdate(transaction: transaction, site: site)
-    }
-}
-
-/// One completion, with an identity (see ``UpdateTransaction/completions``) and a count of the requests
-/// that hold it: it runs once, when the last holder lets go, with what their requests came to.
-///
-/// A renewable one (a subscription's, ``CompletionRenewal``) is never spent: it runs once per delivery that
-/// shows (or drops for want of updaters) a request holding it, as that delivery ends, and the requests that
-/// still hold it — made meanwhile, waiting for a later delivery — start its next run; a request dropped with
-/// its context tells it once the last holder lets go.
-final class CompletionBox: Sendable {
-    private let call: @MainActor @Sendable (UpdateCompletion) -> Void
-    private let renews: Bool
-
-    private struct State {
-        /// Requests (and scopes) holding it.
-        var holds = 0
-        /// Whether it ran (or is about to): no new holder is accepted. Never for a renewable box.
-        var isSpent = false
-        /// What the holders' requests came to (since its last run, for a renewable box).
-        var shown = false
-        var finished = true
-        var released = false
-        var noUpdaters = false
-        /// A renewable box was told its context went: it is not told so again (a request racing the release
-        /// may still drop after that).
-        var toldReleased = false
-
-        /// A renewable box's run that no delivery ends: once no holder is left, its requests' drop (once for
-        /// the context's release), and a fresh start.
-        mutating func renewedDrop() -> [UpdateCompletion] {
-            guard holds == 0, released || noUpdaters || shown else { return [] }
-            let outcome = outcome()
-            if outcome == .dropped(.contextReleased) {
-                if toldReleased { return [] }
-                toldReleased = true
-            }
-            return [outcome]
-        }
-
-        /// What the holders' requests came to, and a fresh start for a renewable box's next run.
-        mutating func outcome() -> UpdateCompletion {
-            defer { (shown, finished, released, noUpdaters) = (false, true, false, false) }
-            if released { return .dropped(.contextReleased) }
-            if shown { return .shown(finished: finished) }
-            return .dropped(.noUpdaters)
-        }
-    }
-
-    private let state = Locked(State())
-
-    init(_ call: @escaping @MainActor @Sendable (UpdateCompletion) -> Void) {
-        self.call = call
-        renews = false
-    }
-
-    /// A renewable box for the same completion (see ``CompletionRenewal``).
-    init(renewing box: CompletionBox) {
-        call = box.call
-        renews = true
-    }
-
-    /// Takes a hold for a request; `false` when the completion has run (the request goes without it).
-    func hold() -> Bool {
-        state.withLock { state in
-            if state.isSpent { return false }
-            state.holds += 1
-            return true
-        }
-    }
-
-    /// Gives a hold back with what its request came to (`nil`: nothing, a scope's hold); the last one
-    /// calls the completion: a release of a context wins (a change it held was never shown), then a
-    /// delivery that showed it, then "nothing showed it". `endsDelivery`: the hold was a delivery's
-    /// (``CompletionGroup``), which runs a renewable box at once.
-    func release(_ outcome: UpdateCompletion?, endsDelivery: Bool = false) {
-        let calls = state.withLock { state -> [UpdateCompletion] in
-            precondition(state.holds > 0, "CompletionBox: released more times than held")
-            state.holds -= 1
-            if renews, endsDelivery, let outcome, outcome != .dropped(.contextReleased) {
-                // A delivery that showed it (or had no updater) runs it now, for that delivery alone; what
-                // other holders' requests came to meanwhile (dropped with their context) is their own run's,
-                // told once no holder is left.
-                return [outcome] + state.renewedDrop()
-            }
-            switch outcome {
-            case .shown(let finished)?:
-                state.shown = true
-                if !finished { state.finished = false }
-            case .dropped(.contextReleased)?: state.released = true
-            case .dropped(.noUpdaters)?: state.noUpdaters = true
-            case nil: break
-            }
-            if renews { return state.renewedDrop() }
-            guard state.holds == 0, !state.isSpent else { return [] }
-            state.isSpent = true
-            return [state.outcome()]
-        }
-        guard !calls.isEmpty else { return }
-        let call = self.call
-        if MainActorPlace.isCurrent {
-            MainActor.assumeIsolated { for outcome in calls { call(outcome) } }
-        } else {
-            DispatchQueue.main.async { MainActor.assumeIsolated { for outcome in calls { call(outcome) } } }
-        }
     }
 }

@@ -124,7 +124,7 @@ extension ViewUpdatingContext {
     /// animation. When the first step cannot deliver (suspended, or inside an updater), what `changes`
     /// requested is added with `transaction` after the earlier requests, as the rules keep them. When
     /// `changes` request nothing, the completions are told at once that nothing was shown
-    /// (``UpdateCompletion/DropReason/noUpdaters``).
+    /// (``UpdateCompletion/DropReason/nothingRequested``).
     ///
     /// ```swift
     /// import Foundation
@@ -152,7 +152,7 @@ extension ViewUpdatingContext {
                         ? setNeedsUpdate(transaction: transaction)
                         : update(transaction: transaction, file: file, line: line)
                 },
-                nothingRequested: { transaction.tellUnrequestedDropped(.noUpdaters) })
+                nothingRequested: { transaction.tellUnrequestedDropped(.nothingRequested) })
         }
     }
 }

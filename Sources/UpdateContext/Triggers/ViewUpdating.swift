@@ -79,7 +79,10 @@ extension ViewUpdating {
     ///   end of its cycle, for this — after a delivery no tracked change caused, and after every delivery once
     ///   it has written back; every cycle is the `updateLoop` report. A delivery that a tracked change caused
     ///   cannot hear a first write-back: change state outside `updateView`.
-    /// - Removing the updater (`updateContext.removeUpdaters()`) or releasing the context ends the tracking.
+    /// - Removing the updater (`updateContext.removeUpdaters()`, also from inside `updateView`) or releasing the
+    ///   context ends the tracking.
+    /// - Rendering another tracked object inside `updateView` (its `updateViewIfNeeded()`, or its context's
+    ///   `update()`) tracks what it read too: a change to it renders both.
     ///
     /// ```swift
     /// import Observation

@@ -1,4 +1,5 @@
 #if canImport(Observation)
+import CCoalescingSupport
 import NotificationCoalescing
 import Observation
 
@@ -45,8 +46,15 @@ extension ViewUpdatingContext {
     /// > `setNeedsUpdate()`, coalesced with whatever else the cycle asks), and which earns one more delivery
     /// > in the next cycle (to show what the first run changed of what it read). A change made on the main actor
     /// > requests an update; so does one made on another thread, delivered on the main thread — and once more
-    /// > in the next cycle. Removing the updater (its token's `remove()`, ``removeUpdaters()``) or releasing
-    /// > the context ends its tracking: nothing requests afterwards, and the models keep nothing of it.
+    /// > in the next cycle. Removing the updater (its token's `remove()`, ``removeUpdaters()``, also from inside
+    /// > its own delivery) or releasing the context ends its tracking: nothing requests afterwards, and the
+    /// > models keep nothing of it.
+    ///
+    /// > Note: An updater that delivers another tracked context inside itself (that context's `update()` or
+    /// > `updateIfNeeded()`) also tracks what the inner updater read — Observation merges a nested tracking into
+    /// > the one around it — so a change to it delivers both. The inner context's own bookkeeping is never taken
+    /// > for a change: when the inner context is delivered alone (or released), the outer updater is delivered
+    /// > once more, to track again.
     ///
     /// > Note: Observation reports a change at its `willSet`, before the new value is stored, and no public API
     /// > reports the store (`withObservationTracking(_:onChange:)` reports at `willSet` only; the did-set
@@ -98,7 +106,9 @@ extension ViewUpdatingContext {
         let state = TrackingState()
         let sentinel = TrackingSentinel()
         let retirer = TrackingRetirer(state: state, sentinel: sentinel)
-        return onUpdate { animated in
+        /// The updater's registration, once made: asked whether it was removed before requesting after a run.
+        let registration = Locked<UInt64?>(nil)
+        let updater = onUpdate { animated in
             withExtendedLifetime(retirer) {}  // owned by this closure: retires the trackings when it goes
             let generation = state.beginDelivery()
             withObservationTracking {
@@ -106,27 +116,49 @@ extension ViewUpdatingContext {
                 closure(animated)
             } onChange: {
                 // Observation calls this at the change's willSet, before the new value is stored, on the
-                // changing thread, once per tracking.
-                switch state.fire(generation) {
+                // changing thread, once per tracking. A tracking fired by another updater's sentinel (its
+                // updater ran inside this one: Observation merged what it read into this tracking) heard no
+                // change of this updater's state. The mark is cleared while this runs: a request here may
+                // deliver at once, and what that delivery changes is a real change.
+                let changing = cvu_set_retiring_sentinel(nil)
+                defer { _ = cvu_set_retiring_sentinel(changing) }
+                let foreign = changing != nil && changing != sentinel.identity
+                switch state.fire(generation, bySentinelOfAnother: foreign) {
                 case .none: break
-                case .change: link.setNeedsUpdate(nil, site: RequestSite(.trackedChange))
+                case .change:
+                    link.setNeedsUpdate(nil, site: RequestSite(.trackedChange))
+                    HeldScopes.noteSpentTracking(of: link)
                 case .changeElsewhere(let report):
                     if report { TrackingState.reportOffMainThread(name, label: label) }
                     link.setNeedsUpdate(nil, site: RequestSite(.trackedChange))
-                case .writeBack: link.setNeedsUpdate(nil, site: RequestSite(.writeBack(updater: name)))
+                    HeldScopes.noteSpentTracking(of: link)
+                case .track:
+                    link.setNeedsUpdate(nil, site: RequestSite(.followUp))
+                    HeldScopes.noteSpentTracking(of: link)
                 }
             }
             // The updater has returned and the new tracking is installed: the one before is retired.
-            let (retiresPrevious, followUp) = state.endDelivery()
-            if retiresPrevious {
+            let ended = state.endDelivery()
+            if ended.retiresPrevious {
                 sentinel.change(generation &- 1)
                 state.endRetirement()
             }
+            guard ended.writeBack || ended.followUp else { return }
+            // Removed while it ran (by itself, or `removeUpdaters()`): nothing requests, and its trackings go
+            // now, not when the delivery lets its closure go.
+            guard let id = registration.withLock({ $0 }), link.hasUpdater(id) else {
+                retirer.retire()
+                return
+            }
+            // What it changed of what it read, heard by the tracking before (a write-back): delivered again.
+            if ended.writeBack { link.setNeedsUpdate(nil, site: RequestSite(.writeBack(updater: name))) }
             // After the first delivery, and after one that answered a change made on another thread (the
             // updater may have read the value before that thread stored it; the tracking set up now only hears
             // of the next change), one more delivery, in the next cycle. Not the context requesting itself.
-            if followUp { link.setNeedsUpdate(nil, site: RequestSite(.followUp)) }
+            if ended.followUp { link.setNeedsUpdate(nil, site: RequestSite(.followUp)) }
         }
+        registration.withLock { $0 = updater.id }
+        return updater
     }
 }
 
@@ -153,6 +185,8 @@ final class TrackingState: Sendable {
         /// The updater has changed what it read while it ran (a write-back was heard): from then on, a delivery
         /// that a tracked change caused (nothing could hear a write-back in it) is followed by one more.
         var writesBack = false
+        /// A write-back was heard in the delivery under way: requested once the updater has returned.
+        var writeBackHeard = false
         /// Whether the previous generation was still armed when the delivery under way began: if not, a tracked
         /// change caused this delivery.
         var previousArmedAtBegin = false
@@ -175,8 +209,9 @@ final class TrackingState: Sendable {
         case change
         /// A change heard off the delivering thread: request, and report it if `true` (the first time).
         case changeElsewhere(report: Bool)
-        /// The updater changed, while it ran, what it read in its last delivery: request again.
-        case writeBack
+        /// The tracking was fired by another updater's sentinel, and this updater tracks nothing now: deliver
+        /// once more, to track again (not a change of its own, and not the context requesting itself).
+        case track
     }
 
     private let words = Locked(Words())
@@ -197,16 +232,18 @@ final class TrackingState: Sendable {
 
     /// The updater returned (on the delivering thread): answers whether the previous generation is still
     /// armed — the caller retires it now (changing its sentinel slot), then calls ``endRetirement()`` — and
-    /// whether a follow-up delivery is due (after the first delivery, or a change heard elsewhere), which it
-    /// clears. One lock in the common case.
-    func endDelivery() -> (retiresPrevious: Bool, followUp: Bool) {
+    /// whether a follow-up delivery is due (after the first delivery, or a change heard elsewhere), and
+    /// whether a write-back was heard, both of which it clears. One lock in the common case.
+    func endDelivery() -> (retiresPrevious: Bool, followUp: Bool, writeBack: Bool) {
         words.withLock { words in
             words.applying = false
             let followUp = words.followUp || !words.delivered || words.writesBack && !words.previousArmedAtBegin
+            let writeBack = words.writeBackHeard
             words.followUp = false
+            words.writeBackHeard = false
             words.delivered = true
             if words.previousArmed { words.retiringPrevious = true }
-            return (words.previousArmed, followUp)
+            return (words.previousArmed, followUp, writeBack)
         }
     }
 
@@ -217,10 +254,21 @@ final class TrackingState: Sendable {
         }
     }
 
-    /// A tracking of `generation` fired (any thread): what to do.
-    func fire(_ generation: UInt64) -> Firing {
+    /// A tracking of `generation` fired (any thread): what to do. `bySentinelOfAnother`: it was fired by
+    /// another updater's sentinel (that updater ran inside this one's delivery), not by a change.
+    func fire(_ generation: UInt64, bySentinelOfAnother foreign: Bool = false) -> Firing {
         words.withLock { words in
             if words.retired { return .none }
+            if foreign {
+                // The current tracking is spent: deliver once more to track again. The one before (kept for
+                // write-backs while the updater runs) is retired anyway once it returns.
+                guard generation == words.generation, words.armed else {
+                    if generation == words.generation &- 1 { words.previousArmed = false }
+                    return .none
+                }
+                words.armed = false
+                return .track
+            }
             let onDeliveringThread = words.deliveringThread?.isCurrent ?? true
             if generation == words.generation {
                 guard words.armed else { return .none }
@@ -232,8 +280,10 @@ final class TrackingState: Sendable {
                 words.previousArmed = false
                 if !onDeliveringThread { return words.heardElsewhere() }
                 guard words.applying else { return .change }
+                // A write-back: requested once the updater has returned (unless it was removed meanwhile).
                 words.writesBack = true
-                return .writeBack
+                words.writeBackHeard = true
+                return .none
             }
             // An older generation, already retired: only a real change heard on another thread just before its
             // retirement still counts (the delivery under way may read the value before it is stored).
@@ -282,8 +332,13 @@ private final class TrackingRetirer: Sendable {
         self.sentinel = sentinel
     }
 
-    deinit {
+    /// Retires the trackings now (the updater was removed while it ran); its release later finds none armed.
+    func retire() {
         for generation in state.retire() { sentinel.change(generation) }
+    }
+
+    deinit {
+        retire()
     }
 }
 
@@ -306,7 +361,14 @@ private final class TrackingSentinel: Observable, TrackingSentinelProtocol, Send
         registrar.access(self, keyPath: generation % 2 == 0 ? \.even : \.odd)
     }
 
+    /// What `cvu_retiring_sentinel()` holds while this sentinel changes.
+    var identity: UnsafeRawPointer { UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) }
+
+    /// Changes one slot, marked on this thread as this sentinel's (see `cvu_retiring_sentinel`): the trackings
+    /// it fires that another updater installed know it was no change of theirs.
     func change(_ generation: UInt64) {
+        let before = cvu_set_retiring_sentinel(identity)
+        defer { _ = cvu_set_retiring_sentinel(before) }
         registrar.withMutation(of: self, keyPath: generation % 2 == 0 ? \.even : \.odd) {}
     }
 }

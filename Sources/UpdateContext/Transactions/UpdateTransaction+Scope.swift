@@ -1,0 +1,185 @@
+import CCoalescingSupport
+import Foundation
+import NotificationCoalescing
+
+// The current transaction: the scope `withUpdateTransaction` makes, which requests made inside it carry, on
+// its thread and in the tasks created in it.
+
+extension UpdateTransaction {
+    /// The scope that requests made now carry (see ``TransactionScope``).
+    @TaskLocal static var scope: TransactionScope?
+
+    /// The transaction of the current scope (read only while some scope value is alive).
+    static var scoped: UpdateTransaction? { scope?.transaction }
+
+    /// Whether a request with `flag` made now animates: its own flag, or with none the current scope's
+    /// transaction (which, without an animation, is an explicit non-animated request); `nil` outside a scope.
+    static func effectiveFlag(of flag: Bool?) -> Bool? {
+        flag ?? current.map(\.isAnimated)
+    }
+
+    /// The transaction that requests made now, on this thread or task, carry: the innermost
+    /// ``withUpdateTransaction(_:_:)`` around the caller, or `nil`. Another thread does not see it; a task
+    /// created inside the body (`Task { }`) does, as with any task-local value, for as long as it runs.
+    public static var current: UpdateTransaction? {
+        cvu_transaction_scopes_active() ? scoped : nil
+    }
+}
+
+/// The value ``withUpdateTransaction(_:_:)`` makes current: its transaction, with its completions held
+/// while the body runs (so that a completion waits for every request of the body, however many
+/// deliveries they take).
+///
+/// Its lifetime is what the request fast path asks about: a global count of live scopes
+/// (`cvu_transaction_scopes`) goes up when one is made and down when the last reference goes — at the end
+/// of the body, or when the last `Task` created inside it (which copies the task-local value) ends — so
+/// that a request reads the task-local value only while some scope value is alive, and a task created
+/// in a scope still finds its transaction after the scope closed.
+final class TransactionScope: Sendable {
+    /// The scope's transaction, its completions claimed: held for as long as this object lives.
+    let transaction: UpdateTransaction
+
+    /// The contexts whose tracked updaters spent their tracking on a change made outside this scope while a
+    /// task held it (``HeldScopes``), by identity.
+    private let spent = Locked<[ObjectIdentifier: UpdateLink]>([:])
+
+    init(_ transaction: UpdateTransaction) {
+        self.transaction = transaction
+        cvu_transaction_scopes_add(1)
+    }
+
+    /// A tracked updater of `link`'s context spent its tracking on a change made outside this scope while a
+    /// task held it: a change the task makes to what that updater read is heard by nobody until its delivery.
+    func noteSpentTracking(of link: UpdateLink) {
+        spent.withLock { $0[ObjectIdentifier(link)] = link }
+    }
+
+    deinit {
+        cvu_transaction_scopes_add(-1)
+        // Held by a task until now: the contexts whose tracking a change outside this scope spent meanwhile,
+        // still pending, deliver what the task changed with this transaction — its animation, its completions
+        // (what the task changed there was heard by no tracking, and their delivery shows it).
+        if HeldScopes.remove(self) {
+            for link in spent.withLock({ $0.values }) where link.isUpdatePending {
+                link.setNeedsUpdate(transaction: transaction, site: RequestSite(.trackedChange))
+            }
+        }
+        // The scope's own hold goes with it: at the end of the body, or when the last task created in it ends
+        // (it holds the completion while it runs). A completion no request holds is told now.
+        transaction.releaseCompletions(nil)
+    }
+}
+
+/// The scopes that outlived their body because a `Task` created in them still runs (it holds the scope's
+/// completions), whose transaction animates or completes.
+///
+/// Observation reports a change to what a tracked updater read once per tracking: after a change made
+/// outside the task's scope has spent an updater's tracking, a change that such a task makes to what the
+/// updater read requests nothing — it is shown by the delivery the plain change asked for, and without the
+/// task's animation, while the task's scope, having requested nothing, would tell its completions "dropped".
+/// So a tracked change made while held scopes exist is noted on each of them but the one it was made in (a
+/// change made outside them, plain or in another scope), and when a held scope ends, the noted contexts still pending are requested with its transaction: the task's change animates
+/// and its completions wait for the delivery that shows it. (A noted context whose pending delivery shows
+/// nothing of the task's — the task changed something else — animates with the scope too: the price of
+/// hearing nothing.)
+enum HeldScopes {
+    // Each scope is held unretained: it removes itself in its deinit, under this lock, before it reads what
+    // was noted on it, so an entry found under the lock is still a valid object.
+    private static let registry = Locked<[ObjectIdentifier: Unmanaged<TransactionScope>]>([:])
+
+    /// `scope` outlived its body (a task holds it).
+    static func add(_ scope: TransactionScope) {
+        registry.withLock { $0[ObjectIdentifier(scope)] = Unmanaged.passUnretained(scope) }
+    }
+
+    /// `scope` ends; returns whether it was held.
+    static func remove(_ scope: TransactionScope) -> Bool {
+        registry.withLock { $0.removeValue(forKey: ObjectIdentifier(scope)) != nil }
+    }
+
+    /// A tracked updater of `link`'s context spent its tracking on a change: noted on every held scope but the
+    /// one the change was made in (whose transaction its request carries). Cheap with no scope alive.
+    static func noteSpentTracking(of link: UpdateLink) {
+        guard cvu_transaction_scopes_active() else { return }
+        let changedIn = UpdateTransaction.scope.map(ObjectIdentifier.init)
+        registry.withLock { scopes in
+            // A scope ending now waits for this lock in its deinit, before it reads its notes: still valid.
+            for (id, scope) in scopes where id != changedIn {
+                scope._withUnsafeGuaranteedRef { $0.noteSpentTracking(of: link) }
+            }
+        }
+    }
+}
+
+/// Runs `body` with `transaction` current on this thread (and task): every update request made inside —
+/// `setNeedsUpdate`, `@NeedsUpdate` and `@ViewInvalidating` properties, changes to `@Observable`
+/// properties that a tracked updater read, a Combine value sent to a trigger — carries it, merged with
+/// the request's own: a request with no flag takes the transaction as it is; `animated: true` takes its
+/// animation (or the default one); `animated: false` stays not animated but takes its values and
+/// completions. Nested calls: the innermost transaction is current. Returns what `body` returns.
+///
+/// ```swift
+/// import Foundation
+/// import UpdateContext
+///
+/// let updateContext = ViewUpdatingContext()
+/// withUpdateTransaction(UpdateTransaction(animation: .easeInOut(duration: 0.25))) {
+///     updateContext.setNeedsUpdate()
+/// }
+/// ```
+///
+/// Each completion of `transaction` is called once, after the last delivery that shows a request made in
+/// `body` (see ``UpdateTransaction/addCompletion(_:)``); when nothing requested, it is told
+/// ``UpdateCompletion/dropped(_:)`` with ``UpdateCompletion/DropReason/nothingRequested`` as the scope ends. A
+/// `Task` created in `body` carries the transaction too, and holds its completions while it runs: they are
+/// told after the delivery that shows the task's requests (a task that never ends keeps them open). A request
+/// with a transaction of its own made in `body` joins the scope: its own animation and values win, and the
+/// scope's completions wait for it too. In a nested scope the innermost animation and values win, and the
+/// enclosing scopes' completions also wait for the nested body's requests.
+///
+/// Entered on the main thread with a transaction that animates, it first delivers what is pending on that
+/// thread's contexts, each as its end of cycle would (UIKit 26's `.flushUpdates`): the changes `body` makes
+/// are shown by deliveries of their own, animated, and a change to an `@Observable` value that a tracked
+/// updater read is reported in the scope whatever changed earlier in the cycle. (A context whose updaters are
+/// running, or that is suspended, keeps what is pending; so do the contexts of a turn under way on this
+/// thread that it has not reached yet.)
+///
+/// Any thread. On another thread than the main one nothing is flushed, the requests wait in the context's
+/// inbox with the transaction, and the completions still run on the main thread.
+@discardableResult
+public func withUpdateTransaction<Result>(_ transaction: UpdateTransaction, _ body: () throws -> Result) rethrows
+    -> Result
+{
+    let current = UpdateTransaction.current.map { transaction.nested(in: $0) } ?? transaction
+    // An animating scope first delivers what is pending (`.flushUpdates`), outside the scope.
+    if current.isAnimated { AnimatedScopeFlush.flushPendingUpdates() }
+    // The scope value holds the completions: as long as the body runs, and as long as any task created in it
+    // runs (a task copies the task-local value).
+    var scope = TransactionScope(current.claimingCompletions())
+    defer {
+        // A task created in the body still holds the scope: its changes may need the help of `HeldScopes`.
+        if (current.isAnimated || current.completionCount > 0) && !isKnownUniquelyReferenced(&scope) {
+            HeldScopes.add(scope)
+        }
+    }
+    return try UpdateTransaction.$scope.withValue(scope, operation: body)
+}
+
+/// ``withUpdateTransaction(_:_:)`` with a transaction that has `animation` (`nil`: explicitly not
+/// animated), like SwiftUI's `withAnimation`.
+///
+/// ```swift
+/// import Foundation
+/// import UpdateContext
+///
+/// let updateContext = ViewUpdatingContext()
+/// withUpdateAnimation(.spring(duration: 0.4, bounce: 0.3)) {
+///     updateContext.setNeedsUpdate()
+/// }
+/// ```
+@discardableResult
+public func withUpdateAnimation<Result>(_ animation: UpdateAnimation? = .default, _ body: () throws -> Result)
+    rethrows -> Result
+{
+    try withUpdateTransaction(UpdateTransaction(animation: animation), body)
+}

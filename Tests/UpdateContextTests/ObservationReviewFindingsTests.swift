@@ -1,0 +1,230 @@
+import CoalescingTestSupport
+import Foundation
+import NotificationCoalescing
+import Observation
+import XCTest
+
+@testable import UpdateContext
+
+/// What the outside review of Observation first (issue 39) proved, each written first to fail on cbb0a05: a
+/// tracked updater that delivers another tracked context inside itself looped forever, blamed for a write-back
+/// it never made (D1); a task's tracked change in an animated scope, after a plain change in the same cycle,
+/// requested nothing and dropped the scope's completion (D2); an animated `modify` that changed nothing
+/// rendered a pending change early (D3); an updater that removed itself in its first delivery still earned
+/// the follow-up (D4).
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+final class ObservationReviewFindingsTests: XCTestCase {
+    private var scheduler: ManualScheduler!
+    private var recorder: ReportRecorder!
+
+    override func setUp() {
+        scheduler = ManualScheduler()
+        recorder = ReportRecorder()
+    }
+
+    override func tearDown() {
+        recorder.stop()
+    }
+
+    /// Turns until nothing is pending, at most `limit` times; returns the turns taken.
+    private func settle(_ contexts: [ViewUpdatingContext], limit: Int = 50) -> Int {
+        var turns = 0
+        while contexts.contains(where: \.isUpdatePending), turns < limit {
+            scheduler.turn()
+            turns += 1
+        }
+        return turns
+    }
+
+    // MARK: D1: nested deliveries
+
+    /// A parent that renders its child at once (`child.update()`) reads what the child read, the child's own
+    /// bookkeeping included (Observation merges a nested tracking into the one around it): the child retiring
+    /// its tracking must not look like the parent changing what it read.
+    func testAParentThatRendersATrackedChildAtOnceSettlesWhenNothingChanges() {
+        let model = AccountModel()
+        let parent = ViewUpdatingContext(label: "parent", scheduler: scheduler, refreshEvents: [])
+        let child = ViewUpdatingContext(label: "child", scheduler: scheduler, refreshEvents: [])
+        let shown = SharedLog()
+        child.onTrackedUpdate { _ in shown.append("child \(model.mood)") }
+        parent.onTrackedUpdate { _ in
+            shown.append("parent \(model.name)")
+            child.update()
+        }
+        XCTAssertLessThan(settle([parent, child]), 5, "nothing changed: \(shown.entries.count) renders")
+        XCTAssertEqual(recorder.reports(label: "parent", kind: .updateLoop).count, 0, "the parent writes nothing")
+        // Still tracked, both: a change to what each read is shown, and settles.
+        shown.removeAll()
+        model.name = "b"
+        XCTAssertLessThan(settle([parent, child]), 5)
+        XCTAssertEqual(shown.entries.filter { $0.hasPrefix("parent") }.last, "parent b")
+        model.mood = 2
+        XCTAssertLessThan(settle([parent, child]), 5)
+        XCTAssertEqual(shown.entries.filter { $0.hasPrefix("child") }.last, "child 2")
+        XCTAssertEqual(recorder.reports(label: "parent", kind: .updateLoop).count, 0)
+        XCTAssertEqual(recorder.reports(label: "child", kind: .updateLoop).count, 0)
+    }
+
+    /// The child delivered by itself retires the tracking the parent merged: the parent, whose tracking that
+    /// spent, is delivered once more (to track again) and then still hears its own model.
+    func testAChildDeliveredAloneLeavesTheParentTracking() {
+        let model = AccountModel()
+        let parent = ViewUpdatingContext(label: "parent", scheduler: scheduler, refreshEvents: [])
+        let child = ViewUpdatingContext(label: "child", scheduler: scheduler, refreshEvents: [])
+        let shown = SharedLog()
+        child.onTrackedUpdate { _ in shown.append("child \(model.mood)") }
+        parent.onTrackedUpdate { _ in
+            shown.append("parent \(model.name)")
+            child.updateIfNeeded()
+        }
+        XCTAssertLessThan(settle([parent, child]), 5)
+        child.update()  // alone
+        XCTAssertLessThan(settle([parent, child]), 5)
+        shown.removeAll()
+        model.name = "c"
+        XCTAssertLessThan(settle([parent, child]), 5)
+        XCTAssertEqual(shown.entries.filter { $0.hasPrefix("parent") }.last, "parent c", "the parent still hears")
+        XCTAssertEqual(recorder.reports(label: "parent", kind: .updateLoop).count, 0)
+    }
+
+    /// The release of a child context whose tracking a parent merged delivers nothing inside the release.
+    func testReleasingANestedChildDeliversNothingInsideTheRelease() {
+        let model = AccountModel()
+        let parent = ViewUpdatingContext(label: "parent", scheduler: scheduler, refreshEvents: [])
+        var child: ViewUpdatingContext? = ViewUpdatingContext(label: "child", scheduler: scheduler, refreshEvents: [])
+        let shown = SharedLog()
+        child?.onTrackedUpdate { _ in shown.append("child \(model.mood)") }
+        let weakChild = { [weak child] in child }
+        parent.onTrackedUpdate { _ in
+            shown.append("parent \(model.name)")
+            weakChild()?.update()
+        }
+        XCTAssertLessThan(settle([parent, child!]), 5)
+        shown.removeAll()
+        withUpdateAnimation { child = nil }
+        XCTAssertEqual(shown.entries, [], "nothing delivered inside the release")
+        XCTAssertLessThan(settle([parent]), 5)
+        model.name = "d"
+        XCTAssertLessThan(settle([parent]), 5)
+        XCTAssertEqual(shown.entries.last, "parent d")
+    }
+
+    // MARK: D2: a task's change after a plain one
+
+    /// Load then animate, with a plain change to what the same updater read landing first in that cycle: the
+    /// task's change animates, and its scope's completion is told once, after the delivery that shows it.
+    func testATaskLandingAfterAPlainTrackedChangeAnimatesAndCompletesAfterItIsShown() {
+        let model = AccountModel()
+        let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+        let shown = SharedLog()
+        context.onTrackedUpdate { animated in shown.append("\(model.name) \(model.mood) \(animated ? "a" : "n")") }
+        XCTAssertLessThan(settle([context]), 5)
+        shown.removeAll()
+        let told = SharedLog()
+        var transaction = UpdateTransaction(animation: .default)
+        transaction.addCompletion { told.append("\($0) after \(shown.entries.count)") }
+        let go = DispatchSemaphore(value: 0)
+        let ended = AtomicCounter()
+        withUpdateTransaction(transaction) {
+            Task { @MainActor in
+                await withCheckedContinuation { continuation in
+                    DispatchQueue.global().async {
+                        go.wait()
+                        continuation.resume()
+                    }
+                }
+                model.mood = 7
+                ended.add()
+            }
+        }
+        model.name = "b"  // a plain change, in the cycle the task lands in
+        go.signal()
+        spinMainLoop { ended.value == 1 }
+        spinMainLoop(timeout: 0.2) { !told.entries.isEmpty }
+        XCTAssertEqual(told.entries, [], "the task's change is not shown yet")
+        scheduler.turn()
+        spinMainLoop { !told.entries.isEmpty }
+        XCTAssertEqual(shown.entries, ["b 7 a"], "one delivery, animated, showing both")
+        XCTAssertEqual(told.entries, ["shown(finished: true) after 1"])
+    }
+
+    // MARK: D3: an animated modify that changes nothing
+
+    func testAnAnimatedModifyThatChangesNothingRendersNothingEarly() {
+        struct Panel: Equatable {
+            var title = "a"
+            var isExpanded = false
+        }
+        let context = StateUpdatingContext(state: Panel(), scheduler: scheduler, refreshEvents: [])
+        let renders = SharedLog()
+        var bodies = 0
+        context.onRender { state, _, animated in renders.append("\(state.title) \(animated ? "a" : "n")") }
+        XCTAssertNoThrow(try scheduler.runUntilIdle())
+        renders.removeAll()
+        context.modify(animated: false) { $0.title = "b" }
+        context.modify(animated: true) {
+            bodies += 1
+            $0.isExpanded = false
+        }
+        XCTAssertEqual(renders.entries, [], "an equal state requests nothing, and flushes nothing")
+        XCTAssertEqual(bodies, 1)
+        context.modify(animated: false) { $0.title = "c" }
+        scheduler.turn()
+        XCTAssertEqual(renders.entries, ["c n"], "rendered once in the cycle")
+        // A change still flushes first: the pending state renders without animation, then the change animates.
+        renders.removeAll()
+        context.modify(animated: false) { $0.title = "d" }
+        context.modify(animated: true) { $0.isExpanded = true }
+        XCTAssertEqual(renders.entries, ["d n"])
+        scheduler.turn()
+        XCTAssertEqual(renders.entries, ["d n", "d a"])
+    }
+
+    // MARK: D4: removed in its first delivery
+
+    func testAnUpdaterRemovedInItsFirstDeliveryRequestsNothingAfterwards() {
+        let model = AccountModel()
+        let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+        let plain = SharedLog()
+        context.onUpdate { _ in plain.append("plain") }
+        XCTAssertNoThrow(try scheduler.runUntilIdle())
+        plain.removeAll()
+        let token = NotificationCoalescing.Locked<ViewUpdatingContext.ViewUpdater?>(nil)
+        token.withLock {
+            $0 = context.onTrackedUpdate { _ in
+                _ = model.name
+                token.withLock { $0 }?.remove()  // one-shot
+            }
+        }
+        scheduler.turn()
+        XCTAssertEqual(plain.entries, ["plain"], "the registration's delivery")
+        XCTAssertFalse(context.isUpdatePending, "nothing requests after the removal")
+        model.name = "e"
+        XCTAssertFalse(context.isUpdatePending, "its tracking is retired")
+    }
+
+    /// A one-shot updater that writes back after removing itself requests nothing either.
+    func testAnUpdaterRemovedInItsDeliveryThenWritingBackRequestsNothing() {
+        let model = AccountModel()
+        let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+        let token = NotificationCoalescing.Locked<ViewUpdatingContext.ViewUpdater?>(nil)
+        var runs = 0
+        token.withLock {
+            $0 = context.onTrackedUpdate { _ in
+                runs += 1
+                _ = model.count
+                if runs == 2 {
+                    token.withLock { $0 }?.remove()
+                    model.count += 1  // what it read: a write-back, after its removal
+                }
+            }
+        }
+        var turns = 0
+        while runs < 2, turns < 5 {  // the first delivery, then its follow-up
+            scheduler.turn()
+            turns += 1
+        }
+        XCTAssertEqual(runs, 2)
+        XCTAssertFalse(context.isUpdatePending, "nothing requests after the removal")
+    }
+}
