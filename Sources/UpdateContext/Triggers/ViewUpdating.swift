@@ -73,7 +73,8 @@ extension ViewUpdating {
     ///   before the value is stored, so a writer that stalls between the two leaves the view showing the old
     ///   value: make tracked changes on the main actor, or call ``setNeedsUpdate(animated:file:line:)`` after
     ///   an off-main change. The first such change is reported once (`UpdateDiagnostics`,
-    ///   `trackedChangeOffMainThread`), naming this type's `updateView(animated:)`.
+    ///   `trackedChangeOffMainThread`), naming this type's `updateView(animated:)`; one made while a delivery is
+    ///   already pending is not heard at all (Observation reports once per tracking).
     /// - A change ``updateView(animated:)`` makes to what it read (a write-back) is delivered again while the
     ///   tracking of the delivery before still listens: after the first delivery — which earns one more, at the
     ///   end of its cycle, for this — after a delivery no tracked change caused, and after every delivery once

@@ -1,0 +1,129 @@
+import CCoalescingSupport
+import Foundation
+
+// The package's contexts as a scheduler's clients: registering one for the next turn, and the turn that
+// serves them (the owner thread's list, the others' queue, work parked for a run-loop mode).
+
+extension CoalescingScheduler {
+    // MARK: Clients (the package's contexts)
+
+    /// Registers `client` for the next turn and asks for one; with `nil`, only asks for a turn.
+    ///
+    /// Clients dedupe themselves: a client is passed here at most once until its next `performTurn`.
+    package final func schedule(_ client: (any TurnClient)?) {
+        if let client {
+            queue.withLock { $0.waiting.append(client) }
+        }
+        askForTurn()
+    }
+
+    /// The same as ``schedule(_:)`` without a lock, for a caller that knows it is on the scheduler's
+    /// thread (it has checked ``isCurrent``): the path a coalesced request takes on the main thread.
+    /// Inlinable, so that the contexts' storage (another module) lists itself without a call.
+    @inlinable @inline(__always)
+    package final func scheduleOnOwnerThread(_ client: some TurnClient) {
+        ownerWaiting.append(PendingClient(client))
+        // The plain load keeps a burst of requests to one shared write (and the call below off the path).
+        if cvu_word_load_relaxed(turnWord) & 1 != 0 { return }
+        askForTurn()
+    }
+
+    /// Marks this scheduler as one a view context uses; `true` the first time (any thread).
+    package final func noteHostsViews() -> Bool {
+        cvu_word_fetch_or(turnWord + Word.hostsViews, 1) & 1 == 0
+    }
+
+    /// Whether clients may be waiting for the next turn. On the scheduler's thread only.
+    package final var mayHaveWaitingClients: Bool {
+        !ownerWaiting.isEmpty || cvu_word_load_relaxed(turnWord) & 1 != 0
+    }
+
+    /// The clients waiting for the next turn (not those a turn under way is calling, nor those parked for
+    /// another mode), each retained in the result: for work that must act on what is pending before the turn
+    /// (an animated scope's flush). On the scheduler's thread only.
+    package final func waitingClients() -> [any TurnClient] {
+        var clients = ownerWaiting.map(\.client)
+        queue.withLock { clients += $0.waiting }
+        return clients
+    }
+
+    /// Marks a turn as asked for; the first mark since the last turn began calls ``requestTurn(insideTurn:)``.
+    @usableFromInline
+    final func askForTurn() {
+        // The plain load keeps a burst of requests to one shared write; the exchange decides, among threads
+        // racing, which one asks (and opens the next batch).
+        var word = cvu_word_load_relaxed(turnWord)
+        while true {
+            if word & 1 != 0 { return }
+            if cvu_word_compare_exchange(turnWord, word, (word &+ 2) | 1) { break }
+            word = cvu_word_load_relaxed(turnWord)
+        }
+        cvu_word_store_relaxed(turnWord + Word.asked, cvu_monotonic_now_ns())
+        if reportsStalls { watchForStall() }
+        requestTurn(insideTurn: isCurrent && turnDepth > 0)
+    }
+
+    /// Runs one turn in `mode` on the scheduler's thread: every waiting client is called once.
+    ///
+    /// A client that answers that work remains (for modes this turn did not admit) is parked: it is
+    /// called again at every later turn, but does not by itself ask for one.
+    /// - Returns: How many clients were called.
+    @discardableResult
+    package final func runTurn(mode: RunLoop.Mode?, isCommonMode: Bool) -> Int {
+        // The mark first, then the lists: a client added after the lists were taken finds the mark cleared
+        // and asks for the next turn (a new batch). The batch whose mark this clears is served here.
+        let word = cvu_word_fetch_and(turnWord, ~1)
+        if word & 1 != 0 { servedBatch = word >> 1 }
+        // Take the owner thread's list by swapping, and give its buffer back afterwards: a large fan-out
+        // then reuses one allocation turn after turn instead of growing a new array every cycle.
+        var owned: [PendingClient] = []
+        swap(&owned, &ownerWaiting)
+        let (others, parked) = queue.withLock { queue -> ([any TurnClient], [Parked]) in
+            defer {
+                queue.waiting.removeAll(keepingCapacity: queue.waiting.count <= 1_024)
+                queue.parked.removeAll()
+            }
+            return (queue.waiting, queue.parked)
+        }
+        let count = owned.count + others.count + parked.count
+        guard count > 0 else {
+            // An idle turn lets a large buffer go: a one-off spike (100 000 contexts dirtied once) must
+            // not pin its buffer for the thread's life. Busy turns keep it, and reuse it.
+            if owned.capacity <= 1_024 { swap(&owned, &ownerWaiting) }
+            return 0
+        }
+        turnDepth += 1
+        turnSerial &+= 1
+        let began = noteTurn()
+        let turn = SchedulerTurn(mode: mode, isCommonMode: isCommonMode, serial: turnSerial)
+        var stillParked: [Parked] = []
+        let interval = Signposts.begin(.turn, label: label, count: count)
+        // Requests are counted (for recorded deliveries and signposts) only while either is on.
+        cvu_diagnostics_set_counting(interval != nil || cvu_diagnostics_is_recording())
+        for pending in owned {
+            if let modes = pending.performTurn(turn) {
+                stillParked.append(Parked(client: pending.client, modes: modes))
+            }
+            pending.release()  // the list's retain, given back once its turn is done
+        }
+        for entry in parked {
+            if let modes = entry.client.performTurn(turn) {
+                stillParked.append(Parked(client: entry.client, modes: modes))
+            }
+        }
+        for client in others {
+            if let modes = client.performTurn(turn) { stillParked.append(Parked(client: client, modes: modes)) }
+        }
+        Signposts.end(interval)
+        turnDepth -= 1
+        noteTurnEnded(began)
+        if !stillParked.isEmpty {
+            queue.withLock { $0.parked.insert(contentsOf: stillParked, at: 0) }
+        }
+        if ownerWaiting.isEmpty {
+            owned.removeAll(keepingCapacity: true)
+            swap(&owned, &ownerWaiting)
+        }
+        return count
+    }
+}
