@@ -196,7 +196,9 @@ public final class NotificationCoalescingContext: Sendable {
     }
 
     /// How many notifications (and typed messages) are held for a later turn.
-    public var pendingCount: Int { core.pendingCount }
+    public var pendingCount: Int {
+        core.pendingCount + (mainActorLane.withLock { $0 }?.pendingCount ?? 0)
+    }
 
     /// Observes notifications named `name` posted through this context's center.
     ///

@@ -239,9 +239,11 @@ final class TypedMessageTests: XCTestCase {
         context.enqueue(Ping(2), subject: subject)
         onAnotherThread { context.enqueue(Ping(3), subject: subject) }
         XCTAssertEqual(posts.entries, [], "held for the main queue's next block")
+        XCTAssertEqual(context.pendingCount, 1, "held, and counted, one per (type, subject)")
         spinRunLoop { !posts.entries.isEmpty }
         turnRunLoop()
         XCTAssertEqual(posts.entries, ["Ping 3 main=true"], "once, the latest, on the main thread")
+        XCTAssertEqual(context.pendingCount, 0)
         context.enqueue(Ping(4), subject: subject)
         spinRunLoop { posts.entries.count == 2 }
         XCTAssertEqual(posts.entries.last, "Ping 4 main=true")

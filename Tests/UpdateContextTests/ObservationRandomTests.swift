@@ -125,8 +125,10 @@ final class ObservationRandomTests: XCTestCase {
         var settledRemoved: Set<String> = []
 
         var cellsOf: [String: [ObjectIdentifier]] = [:]
-        /// Screens that had a delivery pending when a stalled writer to one of their cells reported its change.
+        /// Screens that had a delivery pending when a stalled writer to one of their cells reported its change,
+        /// and cells whose stalled writer no screen heard.
         var unheard: Set<String> = []
+        var unheardCells: Set<ObjectIdentifier> = []
         func makeScreen() -> Screen {
             nextName += 1
             let count = Int.random(in: 1...2, using: &random)
@@ -166,6 +168,7 @@ final class ObservationRandomTests: XCTestCase {
         /// hear a stalled writer at all (`unheard`).
         func reported(_ screen: Screen) -> Bool {
             if unheard.contains(screen.name) { return true }
+            if screen.cells.contains(where: { unheardCells.contains(ObjectIdentifier($0)) }) { return true }
             let mine = Set(screen.cells.map(ObjectIdentifier.init))
             return recorder.all.contains { report in
                 report.kind == .trackedChangeOffMainThread
@@ -255,9 +258,14 @@ final class ObservationRandomTests: XCTestCase {
                     // A screen whose delivery is already pending has no tracking armed: it does not hear this
                     // change at all (the documented limit: make tracked changes on the main actor, or request
                     // after an off-main one).
-                    for screen in screens + screens.compactMap(\.child)
-                    where screen.updateContext.isUpdatePending && screen.cells.contains(where: { $0 === cell }) {
-                        unheard.insert(screen.name)
+                    let readers = (screens + screens.compactMap(\.child)).filter {
+                        $0.cells.contains(where: { $0 === cell })
+                    }
+                    for screen in readers where screen.updateContext.isUpdatePending { unheard.insert(screen.name) }
+                    // Heard by no screen (none reads the cell, or every reader's delivery is pending): nothing
+                    // reports it, and a screen that reads the cell before the store never hears of it either.
+                    if readers.allSatisfy(\.updateContext.isUpdatePending) {
+                        unheardCells.insert(ObjectIdentifier(cell))
                     }
                     let gate = DispatchSemaphore(value: 0)
                     let reportedWrite = DispatchSemaphore(value: 0)

@@ -11,7 +11,9 @@ import XCTest
 /// it never made (D1); a task's tracked change in an animated scope, after a plain change in the same cycle,
 /// requested nothing and dropped the scope's completion (D2); an animated `modify` that changed nothing
 /// rendered a pending change early (D3); an updater that removed itself in its first delivery still earned
-/// the follow-up (D4).
+/// the follow-up (D4). And what the outside review of the 0.3.0 surface proved of those fixes (written to fail
+/// on 3d18702): a parent's write-back after rendering its child unheard (R1), a removed updater's tracking
+/// kept by the delivery until its other updaters had run (R2).
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 final class ObservationReviewFindingsTests: XCTestCase {
     private var scheduler: ManualScheduler!
@@ -226,5 +228,51 @@ final class ObservationReviewFindingsTests: XCTestCase {
         }
         XCTAssertEqual(runs, 2)
         XCTAssertFalse(context.isUpdatePending, "nothing requests after the removal")
+    }
+
+    // MARK: R1, R2: the review of the fixes
+
+    /// A parent that renders its tracked child at once, then writes back what it read: the write-back is heard
+    /// (the child's bookkeeping waits until the parent has returned), and the view ends showing the model.
+    func testAWriteBackAfterRenderingATrackedChildIsDeliveredAgain() {
+        let model = AccountModel()
+        let inner = ViewUpdatingContext(label: "inner", scheduler: scheduler, refreshEvents: [])
+        let outer = ViewUpdatingContext(label: "outer", scheduler: scheduler, refreshEvents: [])
+        let shown = SharedLog()
+        inner.onTrackedUpdate { _ in _ = model.mood }
+        outer.onTrackedUpdate { _ in
+            inner.update()
+            let count = model.count
+            shown.append("\(count)")
+            if count < 2 { model.count = count + 1 }
+        }
+        XCTAssertLessThan(settle([outer, inner]), 10)
+        XCTAssertEqual(model.count, 2)
+        XCTAssertEqual(shown.entries.last, "2", "the view ends showing the model: \(shown.entries)")
+    }
+
+    /// A tracked updater removed in a later delivery (no follow-up due, nothing written back): a later updater
+    /// of the same delivery that changes what it read requests nothing — the removed updater's closure, and
+    /// its tracking, went as its call returned.
+    func testATrackedUpdaterRemovedInItsDeliveryRequestsNothingWhenALaterUpdaterChangesWhatItRead() {
+        let model = AccountModel()
+        let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+        let removeNow = NotificationCoalescing.Locked(false)
+        let token = NotificationCoalescing.Locked<ViewUpdatingContext.ViewUpdater?>(nil)
+        token.withLock {
+            $0 = context.onTrackedUpdate { _ in
+                _ = model.count
+                if removeNow.withLock({ $0 }) { token.withLock { $0 }?.remove() }
+            }
+        }
+        context.onUpdate { _ in
+            if removeNow.withLock({ $0 }) { model.count += 1 }  // another updater changes the model
+        }
+        XCTAssertLessThan(settle([context]), 10)
+        removeNow.withLock { $0 = true }
+        context.setNeedsUpdate()
+        scheduler.turn()
+        XCTAssertEqual(token.withLock { $0 }?.isActive, false)
+        XCTAssertFalse(context.isUpdatePending, "the removed tracked updater requested after its removal")
     }
 }

@@ -91,6 +91,27 @@ final class UpdaterRemovalTests: XCTestCase {
         XCTAssertEqual(releasedWhenRemoveReturned, true)
     }
 
+    /// An updater that removes itself lets go of what it captured as its call returns, before the next updater
+    /// of the delivery runs (the delivery held it until the end: a tracked updater's tracking with it).
+    func testAnUpdaterThatRemovesItselfReleasesItsCapturesBeforeTheNextUpdaterRuns() {
+        let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+        weak var weakCanary: Canary?
+        var releasedBeforeTheNext: Bool?
+        var me: ViewUpdatingContext.ViewUpdater?
+        do {
+            let canary = Canary()
+            weakCanary = canary
+            me = context.onUpdate { _ in
+                withExtendedLifetime(canary) {}
+                me?.remove()
+            }
+        }
+        context.onUpdate { _ in releasedBeforeTheNext = weakCanary == nil }
+        context.update()
+        XCTAssertEqual(releasedBeforeTheNext, true)
+        withExtendedLifetime(me) {}
+    }
+
     func testAReleasedContextFreesItsUpdatersAtOnceWithAnUpdatePendingAndItsTokenHeld() {
         weak var weakCanary: Canary?
         var token: ViewUpdatingContext.ViewUpdater?

@@ -31,6 +31,8 @@ final class TrackingState: Sendable {
         var writesBack = false
         /// A write-back was heard in the delivery under way: requested once the updater has returned.
         var writeBackHeard = false
+        /// A retirement of this generation deferred until the tracked updater this one ran inside returns.
+        var deferredRetirement: UInt64?
         /// Whether the previous generation was still armed when the delivery under way began: if not, a tracked
         /// change caused this delivery.
         var previousArmedAtBegin = false
@@ -62,15 +64,41 @@ final class TrackingState: Sendable {
 
     /// A delivery begins, on the delivering thread: the current generation becomes the previous one (still
     /// armed if it never fired), and a new one is armed. Returns it.
-    func beginDelivery() -> UInt64 {
+    ///
+    /// Also answers a retirement this updater deferred (it ran inside another tracked updater, which has not
+    /// returned yet): the caller makes it now, before the new tracking is installed — its sentinel slot is the
+    /// new generation's, which nothing has installed a tracking on yet.
+    func beginDelivery() -> (generation: UInt64, deferredRetirement: UInt64?) {
         words.withLock { words in
+            let deferred = words.deferredRetirement
+            if deferred != nil {
+                words.deferredRetirement = nil
+                words.retiringPrevious = false
+            }
             words.previousArmed = words.armed
             words.previousArmedAtBegin = words.armed
             words.generation &+= 1
             words.armed = true
             words.applying = true
             words.deliveringThread = .current
-            return words.generation
+            return (words.generation, deferred)
+        }
+    }
+
+    /// The previous generation's retirement waits until the tracked updater this one ran inside has returned
+    /// (``NestedRetirements``): that updater's tracking merged this one's sentinel slot, and changing it now
+    /// would fire the tracking it keeps for write-backs.
+    func deferRetirement() {
+        words.withLock { $0.deferredRetirement = $0.generation &- 1 }
+    }
+
+    /// Takes the deferred retirement of `generation`, if it is still to be made (not made by a later
+    /// delivery's start, nor by the updater's retirement).
+    func takeDeferredRetirement(_ generation: UInt64) -> Bool {
+        words.withLock { words in
+            guard words.deferredRetirement == generation else { return false }
+            words.deferredRetirement = nil
+            return true
         }
     }
 
@@ -140,6 +168,7 @@ final class TrackingState: Sendable {
     func retire() -> [UInt64] {
         words.withLock { words in
             words.retired = true
+            words.deferredRetirement = nil
             var armed: [UInt64] = []
             if words.armed { armed.append(words.generation) }
             if words.previousArmed { armed.append(words.generation &- 1) }
@@ -216,4 +245,26 @@ final class TrackingSentinel: Observable, TrackingSentinelProtocol, Sendable {
         registrar.withMutation(of: self, keyPath: generation % 2 == 0 ? \.even : \.odd) {}
     }
 }
+
+/// The retirements deferred by tracked updaters delivered inside another tracked updater's run (a parent that
+/// renders its child at once), per thread: made once the outermost run on the thread has returned and retired
+/// its own, so that a parent's tracking kept for write-backs — which merged the child's sentinel slot — is not
+/// fired by the child's bookkeeping. Touched only when updaters nest.
+enum NestedRetirements {
+    private static let deferred = Locked<[UInt64: [@Sendable () -> Void]]>([:])
+
+    /// Defers `retire` until the outermost tracked run on this thread returns.
+    static func add(_ retire: @escaping @Sendable () -> Void) {
+        deferred.withLock { $0[cvu_thread_serial(), default: []].append(retire) }
+        cvu_set_nested_retirements(true)
+    }
+
+    /// Makes this thread's deferred retirements (the outermost tracked run has returned).
+    static func run() {
+        cvu_set_nested_retirements(false)
+        let retirements = deferred.withLock { $0.removeValue(forKey: cvu_thread_serial()) } ?? []
+        for retire in retirements { retire() }
+    }
+}
+
 #endif

@@ -108,10 +108,13 @@ extension UpdateStorage {
         from first: consuming UpdaterEntry?, upTo limit: UInt64, stripe: CUnsignedInt, animated: Bool,
         clock: inout UpdaterClock
     ) {
-        guard let first else { return }
+        guard let entry = consume first else { return }
         let claimed = claimedUpdaterPointer
-        var id = first.id
-        first.call(animated)
+        var id = entry.id
+        entry.call(animated)
+        // Released now, before the next updater runs: an updater that removed itself in this call lets go of
+        // what it captured at once (a tracked one, its tracking), as removal promises.
+        _ = consume entry
         cvu_u32_store_release(claimed, 0)
         if clock.isTimed { clock.lap(self) }
         let shared = sharedPointer

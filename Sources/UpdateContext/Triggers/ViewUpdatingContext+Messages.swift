@@ -129,8 +129,9 @@ extension ViewUpdatingContext {
     ) -> UpdateSubscription where M.Subject: AnyObject {
         let link = storage.link
         #if canImport(Darwin)
-        // (Only Darwin's Foundation makes a message's notification name public.)
-        if subject == nil && RefreshHub.covers(storage, name: M.name, center: center) {
+        // (Only Darwin's Foundation makes a message's notification name public.) The refresh events observe
+        // every sender: they cover a message for one subject too.
+        if RefreshHub.covers(storage, name: M.name, center: center) {
             return coveredRefresh(link: link)
         }
         #endif

@@ -111,9 +111,15 @@ extension ViewUpdatingContext {
         let registration = Locked<UInt64?>(nil)
         let updater = onUpdate { animated in
             withExtendedLifetime(retirer) {}  // owned by this closure: retires the trackings when it goes
-            let generation = state.beginDelivery()
+            let (generation, deferredRetirement) = state.beginDelivery()
+            if let deferredRetirement {
+                sentinel.change(deferredRetirement)
+                state.endRetirement()
+            }
             withObservationTracking {
                 sentinel.read(generation)
+                cvu_tracked_depth_add(1)
+                defer { cvu_tracked_depth_add(-1) }
                 closure(animated)
             } onChange: {
                 // Observation calls this at the change's willSet, before the new value is stored, on the
@@ -138,16 +144,30 @@ extension ViewUpdatingContext {
                     HeldScopes.noteSpentTracking(of: link)
                 }
             }
-            // The updater has returned and the new tracking is installed: the one before is retired.
+            // The updater has returned and the new tracking is installed: the one before is retired — once the
+            // tracked updater this one ran inside (if any) has returned, then the ones deferred inside this one.
             let ended = state.endDelivery()
             if ended.retiresPrevious {
-                sentinel.change(generation &- 1)
-                state.endRetirement()
+                if cvu_tracked_depth() > 0 {
+                    state.deferRetirement()
+                    let previous = generation &- 1
+                    NestedRetirements.add {
+                        guard state.takeDeferredRetirement(previous) else { return }
+                        sentinel.change(previous)
+                        state.endRetirement()
+                    }
+                } else {
+                    sentinel.change(generation &- 1)
+                    state.endRetirement()
+                }
             }
+            if cvu_nested_retirements() && cvu_tracked_depth() == 0 { NestedRetirements.run() }
             guard ended.writeBack || ended.followUp else { return }
             // Removed while it ran (by itself, or `removeUpdaters()`): nothing requests, and its trackings go
             // now, not when the delivery lets its closure go.
-            guard let id = registration.withLock({ $0 }), link.hasUpdater(id) else {
+            // (Not yet known — registered on another thread, delivered before `onUpdate` returned there — it is
+            // registered.)
+            if let id = registration.withLock({ $0 }), !link.hasUpdater(id) {
                 retirer.retire()
                 return
             }
