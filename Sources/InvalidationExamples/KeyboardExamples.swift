@@ -1,7 +1,7 @@
 // The README's bottom bar that follows the keyboard, as written there, so that `apple-typecheck matrix .`
 // compiles it against iPhoneOS 26.2 and leaves it out cleanly against 18.6 and MacOSX 15.5 (the guard an
 // app that also builds with Xcode 16's SDKs writes); and its form before iOS 26, from the notification's
-// `userInfo`, compiled against every iOS SDK. Keep the first in step with the README's snippet.
+// `userInfo`, compiled against every iOS SDK. Keep both in step with the README's snippets.
 #if canImport(UIKit) && os(iOS)
 import UIKit
 import UpdateContext
@@ -36,12 +36,13 @@ final class ChatViewController: UIViewController, ViewUpdating {
 }
 #endif
 
-/// Before iOS 26: the keyboard notification's `userInfo` carries the same duration and curve.
+/// Before iOS 26: the keyboard notification's `userInfo` carries the same duration and curve (the README's
+/// second snippet, as written there).
 final class LegacyChatViewController: UIViewController, ViewUpdating {
     let updateContext = ViewUpdatingContext()
     private let bottomBar = UIView()
     private var keyboardHeight: CGFloat = 0
-    private let observers = NotificationObservingContext()
+    private let observers = NotificationObservingContext()  // owns its registrations
 
     override func viewDidLoad() {
         super.viewDidLoad()
@@ -52,9 +53,7 @@ final class LegacyChatViewController: UIViewController, ViewUpdating {
                 if let end = notification.userInfo?[UIResponder.keyboardFrameEndUserInfoKey] as? CGRect {
                     self.keyboardHeight = max(0, self.view.bounds.maxY - self.view.convert(end, from: nil).minY)
                 }
-                withUpdateTransaction(.keyboard(userInfo: notification.userInfo)) {
-                    self.updateContext.setNeedsUpdate()
-                }
+                self.updateContext.setNeedsUpdate(transaction: .keyboard(userInfo: notification.userInfo))
             }
         }
         startUpdatingView()

@@ -210,8 +210,8 @@ public final class ViewUpdatingContext: Sendable {
     /// > Important: Request *before* you change, or use ``setNeedsUpdate(animated:file:line:_:)``. An
     /// > animated request made after a non-animated one first delivers at once, not animated: made after
     /// > the change (in a `didSet`), that delivery already shows the change, and the animated one has
-    /// > nothing left to animate. On the main thread, request in `willSet`; from any thread, pass the
-    /// > change as a closure.
+    /// > nothing left to animate. On the main thread, request in `willSet`, or pass the change as a closure
+    /// > (``setNeedsUpdate(animated:file:line:_:)``): only the main thread flushes before the change.
     public func setNeedsUpdate(animated: Bool? = nil, file: StaticString = #fileID, line: UInt = #line) {
         storage.setNeedsUpdate(animated, file: file, line: line)
     }

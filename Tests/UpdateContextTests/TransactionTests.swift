@@ -68,6 +68,21 @@ final class TransactionTests: XCTestCase {
     // MARK: Merging: the precedence table read with "has an animation"
 
     /// Each row: requests (a closure), then what was delivered before the end of the cycle, and after.
+    /// The animated-flag table's scope row (README, "The animated-flag rules"): `N`, then
+    /// `withUpdateAnimation { N }`, then the end of the cycle — `n` at the scope's entry, then `| a`.
+    func testTheFlagTablesScopeRow() {
+        let scheduler = ManualScheduler()
+        let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+        var flags: [String] = []
+        context.onUpdate { flags.append($0 ? "a" : "n") }
+        context.setNeedsUpdate()
+        withUpdateAnimation { context.setNeedsUpdate() }
+        XCTAssertEqual(flags, ["n"], "the pending N, delivered at the scope's entry")
+        scheduler.turn()
+        XCTAssertEqual(flags, ["n", "a"])
+        XCTAssertFalse(context.isUpdatePending)
+    }
+
     func testMergeRows() {
         let spring = UpdateAnimation.spring(duration: 0.4, bounce: 0.2)
         let linear = UpdateAnimation.linear(duration: 0.2)

@@ -97,7 +97,7 @@ extension ViewUpdatingContext {
     /// final class TitleView: UIView, ViewUpdating {
     ///     let updateContext = ViewUpdatingContext.makeForUpdatePropertiesPass()
     ///     let label = UILabel()
-    ///     var title = "" { didSet { updateContext.setNeedsUpdate() } }
+    ///     @NeedsUpdate var title = ""
     ///
     ///     override init(frame: CGRect) {
     ///         super.init(frame: frame)

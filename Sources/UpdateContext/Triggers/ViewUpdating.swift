@@ -115,8 +115,8 @@ extension ViewUpdating {
     ///
     /// > Important: `@MainActor`, like UIKit's `updatePropertiesIfNeeded()`: calling it from code that is not
     /// > on the main actor does not compile. ``updateView(animated:)`` is `@MainActor` too, whatever the
-    /// > class's own isolation, and so is the manual scheduler a test gives the context: create and turn it
-    /// > on the main thread (mark the test `@MainActor`: in Swift Testing `@MainActor @Test`, in XCTest a
+    /// > class's own isolation, so a manual scheduler a test gives the context must be created and turned on
+    /// > the main thread (mark the test `@MainActor`: in Swift Testing `@MainActor @Test`, in XCTest a
     /// > `@MainActor func test…() async`). Called for a context whose scheduler turns on another thread (a
     /// > manual scheduler created there, or the main run loop's under `dispatchMain()`), this method stops the
     /// > program, in every build, with a message saying so and naming this call's line; so does a delivery
@@ -177,9 +177,10 @@ extension ViewUpdating {
     }
 
     /// Makes `changes` and asks for one call of ``updateView(animated:)`` for them: the context's
-    /// ``ViewUpdatingContext/setNeedsUpdate(animated:file:line:_:)``, which flushes a pending
+    /// ``ViewUpdatingContext/setNeedsUpdate(animated:file:line:_:)``, which on the main thread flushes a pending
     /// non-animated update *before* an animated change lands. Use it for state that is not a
-    /// ``NeedsUpdate`` property. Any thread.
+    /// ``NeedsUpdate`` property. Any thread; from another thread there is no flush before the change (a
+    /// pending non-animated update shows it without animation).
     ///
     /// - Parameters:
     ///   - animated: The request's flag (see the context's method).

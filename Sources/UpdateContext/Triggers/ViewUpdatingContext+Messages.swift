@@ -61,8 +61,8 @@ extension ViewUpdatingContext {
     ///
     /// Foundation calls async observers on tasks of their own, after the post: the requests coalesce as
     /// usual (N messages in a cycle, one delivery), but they do not see a `withUpdateTransaction` around
-    /// the post; such a request carries no transaction. To animate, pass `animated`, or post a main-actor
-    /// message instead.
+    /// the post; such a request carries no transaction. To animate, pass `animated`, or make each message's
+    /// transaction with `requestUpdates(on:of:center:transaction:)`.
     ///
     /// - Parameters:
     ///   - messageType: The message type.
