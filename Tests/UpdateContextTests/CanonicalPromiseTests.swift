@@ -427,7 +427,13 @@ final class CanonicalPromiseTests: XCTestCase {
         withUpdateTransaction(calls.transaction("scope", .default)) {
             Task.detached {}  // carries nothing: detached
             Task {
-                proceed.wait()
+                // Waits off the task's thread: a semaphore's wait() is unavailable in async code on Apple SDKs.
+                await withCheckedContinuation { continuation in
+                    DispatchQueue.global().async {
+                        proceed.wait()
+                        continuation.resume()
+                    }
+                }
                 ran.fulfill()
             }
         }

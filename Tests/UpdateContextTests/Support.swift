@@ -67,6 +67,7 @@ func play(
 
 typealias SendableLog = SharedLog
 
+#if os(Linux) || os(macOS)  // Foundation's Process: not in iOS, tvOS, watchOS or visionOS
 /// Runs one test of this test binary in a child process (on Linux), with `environment` added: a case that
 /// must stop the program, or one that changes the process for good (`dispatchMain()`). Returns its exit
 /// status and everything it wrote, or `nil` when it neither stopped nor returned in `timeout` seconds (it
@@ -98,6 +99,7 @@ func runChildProcess(
     try output.close()
     return (child.terminationStatus, String(decoding: (try? Data(contentsOf: outputURL)) ?? Data(), as: UTF8.self))
 }
+#endif
 
 /// Runs `body` with `value` on the main actor, from a test method that runs on the main thread (XCTest
 /// runs them there) but is not isolated to the main actor: what a `@MainActor` API such as
