@@ -88,5 +88,4 @@ uint64_t cvu_monotonic_now_ns(void) {
 }
 
 _Thread_local const void *cvu_tls_retiring_sentinel = 0;
-_Thread_local uint32_t cvu_tls_tracked_depth = 0;
-_Thread_local bool cvu_tls_nested_retirements = false;
+_Thread_local const void *cvu_tls_tracked_run = 0;

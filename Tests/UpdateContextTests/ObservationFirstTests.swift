@@ -115,6 +115,34 @@ final class ObservationFirstTests: XCTestCase {
         XCTAssertEqual(flags.entries, ["a"], "the scope's change was not the other context's")
     }
 
+    /// The flush is the calling thread's: a scope entered on the thread a context's scheduler turns on (here a
+    /// manual scheduler made and turned on another thread) delivers what that context has pending; a scope
+    /// entered on the main thread leaves it alone, for its own thread's turn.
+    func testTheFlushDeliversTheContextsOfTheThreadThatEntersTheScope() {
+        let flags = SharedLog()
+        let made = DispatchSemaphore(value: 0)
+        let proceed = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let scheduler = ManualScheduler()
+            let context = ViewUpdatingContext(label: "elsewhere", scheduler: scheduler, refreshEvents: [])
+            context.onUpdate { flags.append($0 ? "a" : "n") }
+            context.setNeedsUpdate(animated: false)
+            made.signal()
+            proceed.wait()  // the main thread's scope has been entered
+            flags.append("|")
+            withUpdateAnimation { context.setNeedsUpdate() }
+            flags.append("|")
+            scheduler.turn()
+            done.signal()
+        }
+        made.wait()
+        withUpdateAnimation {}
+        proceed.signal()
+        done.wait()
+        XCTAssertEqual(flags.entries, ["|", "n", "|", "a"], "flushed on its own thread, at the scope's entry there")
+    }
+
     // MARK: A Task in a scope
 
     /// `withUpdateTransaction(t) { Task { await load(); model.x = v } }` — the load-then-animate pattern: the

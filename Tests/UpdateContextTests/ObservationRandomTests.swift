@@ -36,7 +36,8 @@ final class StallableCell: Observable, @unchecked Sendable {
 /// Observation first, searched: seeded random sequences of tracked changes — on the main thread, in animated
 /// scopes opened after plain changes, from other threads (some stalling between `willSet` and the store until a
 /// later step), from tasks that outlive their scope — updaters that write back, parents that show a tracked
-/// child inside their own delivery (`update()`, `updateIfNeeded()`), one-shot screens that remove themselves in
+/// child inside their own delivery (`update()`, `updateIfNeeded()`; once to three times, maybe dropping it there),
+/// one-shot screens that remove themselves in
 /// a delivery, and removal, replacement and release of tracked updaters at random points. Checked against
 /// invariants: at every quiet point (no writer stalled, no task running), the contexts settle (no endless
 /// loop), no screen that writes nothing is reported for an update loop, and every connected screen and child
@@ -61,6 +62,18 @@ final class ObservationRandomTests: XCTestCase {
         /// Observation merges what it read into this one's tracking.
         var child: Screen?
         var rendersChildAtOnce = true
+        /// How many times each delivery shows the child (a card shown after each of its properties is set).
+        var childRenders = 1
+        /// Drops (and so releases) the child inside its delivery number `dropsChildAt` (a cell going away).
+        var dropsChildAt: Int?
+        /// The links of children dropped inside a delivery, for the end's check that nothing is kept.
+        var droppedChildLinks: [() -> UpdateLink?] = []
+        /// This screen's link, its child's and its dropped children's: what the cells must not keep once it goes.
+        var links: [() -> UpdateLink?] {
+            let own = updateContext.updateLink
+            let child = self.child?.updateContext.updateLink
+            return droppedChildLinks + [{ [weak own] in own }, { [weak child] in child }]
+        }
         /// Removes its updater from inside its delivery number `removesItselfAt` (a one-shot screen).
         var removesItselfAt: Int?
         var removedItself = false
@@ -77,7 +90,19 @@ final class ObservationRandomTests: XCTestCase {
             deliveries += 1
             shown = cells.map(\.value)
             if let child {
-                if rendersChildAtOnce { child.updateContext.update() } else { child.updateContext.updateIfNeeded() }
+                for render in 0..<childRenders {
+                    if rendersChildAtOnce {
+                        child.updateContext.update()
+                    } else {
+                        if render > 0 { child.updateContext.setNeedsUpdate() }
+                        child.updateContext.updateIfNeeded()
+                    }
+                }
+                if deliveries == dropsChildAt {
+                    let link = child.updateContext.updateLink
+                    droppedChildLinks.append { [weak link] in link }
+                    self.child = nil
+                }
             }
             if deliveries == removesItselfAt {
                 updateContext.removeUpdaters()
@@ -138,7 +163,7 @@ final class ObservationRandomTests: XCTestCase {
                 writesBack: Int.random(in: 0..<4, using: &random) == 0)
             cellsOf[screen.name] = chosen.map(ObjectIdentifier.init)
             switch Int.random(in: 0..<8, using: &random) {
-            case 0, 1:
+            case 0, 1, 2:
                 // A parent that shows a tracked child inside its own delivery (the child is checked with it).
                 let cell = cells.randomElement(using: &random)!
                 let child = Screen(
@@ -146,8 +171,12 @@ final class ObservationRandomTests: XCTestCase {
                 cellsOf[child.name] = [ObjectIdentifier(cell)]
                 screen.child = child
                 screen.rendersChildAtOnce = Bool.random(using: &random)
+                screen.childRenders = Int.random(in: 1...3, using: &random)
+                if Int.random(in: 0..<3, using: &random) == 0 {
+                    screen.dropsChildAt = Int.random(in: 1...4, using: &random)
+                }
                 onMainActor(child) { $0.startUpdatingView() }
-            case 2:
+            case 3:
                 // A one-shot screen: removes itself in its first, second or third delivery.
                 if !screen.writesBack { screen.removesItselfAt = Int.random(in: 1...3, using: &random) }
             default: break
@@ -334,8 +363,7 @@ final class ObservationRandomTests: XCTestCase {
                 let screen = screens.remove(at: Int.random(in: 0..<screens.count, using: &random))
                 log.append("release \(screen.name)")
                 forget(screen)
-                let link = screen.updateContext.updateLink
-                links.append { [weak link] in link }
+                links += screen.links
                 screens.append(makeScreen())
             case 70..<73:
                 // Replacement: a new screen on the same cells takes the place of an old one, released.
@@ -343,8 +371,7 @@ final class ObservationRandomTests: XCTestCase {
                 let index = Int.random(in: 0..<screens.count, using: &random)
                 log.append("replace \(screens[index].name)")
                 forget(screens[index])
-                let link = screens[index].updateContext.updateLink
-                links.append { [weak link] in link }
+                links += screens[index].links
                 screens[index] = makeScreen()
             default:
                 log.append("turn")
@@ -398,6 +425,8 @@ final class ObservationRandomTests: XCTestCase {
         for screen in removedScreens {
             XCTAssertEqual(screen.callsAfterRemoval, 0, "seed \(seed): \(screen.name) called after its removal")
         }
+        // Every screen goes now: the cells keep nothing of any (nor of a child, dropped inside a delivery or not).
+        links += (screens + removedScreens).flatMap(\.links)
         screens.removeAll()
         removedScreens.removeAll()
         XCTAssertNoThrow(try scheduler.runUntilIdle(maxTurns: 500))

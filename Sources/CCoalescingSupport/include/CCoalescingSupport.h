@@ -337,25 +337,19 @@ static inline const void *cvu_set_retiring_sentinel(const void *sentinel) {
     return before;
 }
 
-/// How many tracked updaters are running on this thread (one inside another when an updater delivers another
-/// context at once), and whether a nested one left a retirement for the outermost to make once it has returned.
-extern _Thread_local uint32_t cvu_tls_tracked_depth;
-extern _Thread_local bool cvu_tls_nested_retirements;
+/// The innermost tracked run on this thread (a tracked updater's delivery under way; Observation merges
+/// every tracking installed inside it into its own), or null. Set and read on one thread only.
+extern _Thread_local const void *cvu_tls_tracked_run;
 
-static inline uint32_t cvu_tracked_depth(void) {
-    return cvu_tls_tracked_depth;
+static inline const void *cvu_tracked_run(void) {
+    return cvu_tls_tracked_run;
 }
 
-static inline void cvu_tracked_depth_add(int32_t delta) {
-    cvu_tls_tracked_depth = (uint32_t)((int32_t)cvu_tls_tracked_depth + delta);
-}
-
-static inline bool cvu_nested_retirements(void) {
-    return cvu_tls_nested_retirements;
-}
-
-static inline void cvu_set_nested_retirements(bool value) {
-    cvu_tls_nested_retirements = value;
+/// Sets the innermost tracked run on this thread; returns the one before (restore it after).
+static inline const void *cvu_set_tracked_run(const void *run) {
+    const void *before = cvu_tls_tracked_run;
+    cvu_tls_tracked_run = run;
+    return before;
 }
 
 #endif

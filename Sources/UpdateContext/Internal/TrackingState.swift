@@ -3,8 +3,8 @@ import CCoalescingSupport
 import NotificationCoalescing
 import Observation
 
-// The bookkeeping of a tracked updater (`onTrackingUpdater`): its trackings' generations, the sentinel that
-// retires them, and what retires them when the updater goes.
+// The bookkeeping of a tracked updater (`onTrackingUpdater`): its trackings (`TrackedRun`: the current one and
+// the one before), what each firing means, and what retires them when the updater goes.
 
 /// What a tracked updater's trackings are doing: the current generation (one per delivery) and the one before
 /// it, whether each is still armed, whether the updater is running (on which thread: the main thread, a
@@ -13,14 +13,15 @@ import Observation
 final class TrackingState: Sendable {
     private struct Words {
         var generation: UInt64 = 0
+        /// The current generation's tracking, and the one before it (kept while the updater runs: write-backs).
+        var current: TrackedRun?
+        var previous: TrackedRun?
         /// The current generation's tracking has not fired.
         var armed = false
         /// The previous generation's tracking has not fired: kept while the updater runs (write-backs).
         var previousArmed = false
         /// The updater of the current generation is running.
         var applying = false
-        /// The delivering thread is retiring the previous generation (its sentinel slot is changing).
-        var retiringPrevious = false
         var followUp = false
         var delivered = false
         var reportedOffMain = false
@@ -31,8 +32,6 @@ final class TrackingState: Sendable {
         var writesBack = false
         /// A write-back was heard in the delivery under way: requested once the updater has returned.
         var writeBackHeard = false
-        /// A retirement of this generation deferred until the tracked updater this one ran inside returns.
-        var deferredRetirement: UInt64?
         /// Whether the previous generation was still armed when the delivery under way began: if not, a tracked
         /// change caused this delivery.
         var previousArmedAtBegin = false
@@ -49,7 +48,7 @@ final class TrackingState: Sendable {
 
     /// What a tracking that fired asks for.
     enum Firing {
-        /// Nothing: retired, already reported, or the sentinel retiring it.
+        /// Nothing: retired, or already reported.
         case none
         /// A change: request an update.
         case change
@@ -62,51 +61,34 @@ final class TrackingState: Sendable {
 
     private let words = Locked(Words())
 
-    /// A delivery begins, on the delivering thread: the current generation becomes the previous one (still
-    /// armed if it never fired), and a new one is armed. Returns it.
-    ///
-    /// Also answers a retirement this updater deferred (it ran inside another tracked updater, which has not
-    /// returned yet): the caller makes it now, before the new tracking is installed — its sentinel slot is the
-    /// new generation's, which nothing has installed a tracking on yet.
-    func beginDelivery() -> (generation: UInt64, deferredRetirement: UInt64?) {
-        words.withLock { words in
-            let deferred = words.deferredRetirement
-            if deferred != nil {
-                words.deferredRetirement = nil
-                words.retiringPrevious = false
-            }
+    /// A delivery begins, on the delivering thread, inside `host` (the innermost tracked run under way on
+    /// this thread, if any): the current generation becomes the previous one (still armed if it never fired),
+    /// and a new one is armed, on a slot of `sentinel`'s own. Returns its run, and a previous run left
+    /// unretired (none: each delivery's end retires the one before it), for the caller to retire.
+    func beginDelivery(sentinel: any TrackingSentinelProtocol, host: TrackedRun?) -> (
+        run: TrackedRun, stale: TrackedRun?
+    ) {
+        let slot = sentinel.takeSlot()
+        return words.withLock { words in
+            let stale = words.previous
+            words.previous = words.current
             words.previousArmed = words.armed
             words.previousArmedAtBegin = words.armed
             words.generation &+= 1
+            let run = TrackedRun(generation: words.generation, slot: slot, sentinel: sentinel, host: host)
+            words.current = run
             words.armed = true
             words.applying = true
             words.deliveringThread = .current
-            return (words.generation, deferred)
+            return (run, stale)
         }
     }
 
-    /// The previous generation's retirement waits until the tracked updater this one ran inside has returned
-    /// (``NestedRetirements``): that updater's tracking merged this one's sentinel slot, and changing it now
-    /// would fire the tracking it keeps for write-backs.
-    func deferRetirement() {
-        words.withLock { $0.deferredRetirement = $0.generation &- 1 }
-    }
-
-    /// Takes the deferred retirement of `generation`, if it is still to be made (not made by a later
-    /// delivery's start, nor by the updater's retirement).
-    func takeDeferredRetirement(_ generation: UInt64) -> Bool {
-        words.withLock { words in
-            guard words.deferredRetirement == generation else { return false }
-            words.deferredRetirement = nil
-            return true
-        }
-    }
-
-    /// The updater returned (on the delivering thread): answers whether the previous generation is still
-    /// armed — the caller retires it now (changing its sentinel slot), then calls ``endRetirement()`` — and
-    /// whether a follow-up delivery is due (after the first delivery, or a change heard elsewhere), and
-    /// whether a write-back was heard, both of which it clears. One lock in the common case.
-    func endDelivery() -> (retiresPrevious: Bool, followUp: Bool, writeBack: Bool) {
+    /// The updater returned (on the delivering thread): answers the previous generation's run — for the caller
+    /// to retire, changing its slot if it is still armed — whether a follow-up delivery is due (after the first
+    /// delivery, or a change heard elsewhere), and whether a write-back was heard, both of which it clears.
+    /// One lock.
+    func endDelivery() -> (previous: TrackedRun?, previousArmed: Bool, followUp: Bool, writeBack: Bool) {
         words.withLock { words in
             words.applying = false
             let followUp = words.followUp || !words.delivered || words.writesBack && !words.previousArmedAtBegin
@@ -114,15 +96,11 @@ final class TrackingState: Sendable {
             words.followUp = false
             words.writeBackHeard = false
             words.delivered = true
-            if words.previousArmed { words.retiringPrevious = true }
-            return (words.previousArmed, followUp, writeBack)
-        }
-    }
-
-    func endRetirement() {
-        words.withLock { words in
-            words.retiringPrevious = false
+            let previous = words.previous
+            let armed = words.previousArmed
+            words.previous = nil
             words.previousArmed = false
+            return (previous, armed, followUp, writeBack)
         }
     }
 
@@ -148,7 +126,7 @@ final class TrackingState: Sendable {
                 return onDeliveringThread ? .change : words.heardElsewhere()
             }
             if generation == words.generation &- 1 {
-                guard words.previousArmed, !(words.retiringPrevious && onDeliveringThread) else { return .none }
+                guard words.previousArmed else { return .none }
                 words.previousArmed = false
                 if !onDeliveringThread { return words.heardElsewhere() }
                 guard words.applying else { return .change }
@@ -163,18 +141,17 @@ final class TrackingState: Sendable {
         }
     }
 
-    /// The updater is gone (any thread): nothing requests from now on. Returns the generations whose trackings
-    /// are still armed, for the caller to retire through their sentinel slots.
-    func retire() -> [UInt64] {
+    /// The updater is gone (any thread): nothing requests from now on. Returns its runs not yet retired, for
+    /// the caller to retire.
+    func retire() -> [TrackedRun] {
         words.withLock { words in
             words.retired = true
-            words.deferredRetirement = nil
-            var armed: [UInt64] = []
-            if words.armed { armed.append(words.generation) }
-            if words.previousArmed { armed.append(words.generation &- 1) }
+            let runs = [words.current, words.previous].compactMap { $0 }
+            words.current = nil
+            words.previous = nil
             words.armed = false
             words.previousArmed = false
-            return armed
+            return runs
         }
     }
 
@@ -197,73 +174,18 @@ final class TrackingState: Sendable {
 /// released), its deinit retires the updater's trackings, on whatever thread let it go.
 final class TrackingRetirer: Sendable {
     private let state: TrackingState
-    private let sentinel: any TrackingSentinelProtocol
 
-    @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
-    init(state: TrackingState, sentinel: TrackingSentinel) {
+    init(state: TrackingState) {
         self.state = state
-        self.sentinel = sentinel
     }
 
-    /// Retires the trackings now (the updater was removed while it ran); its release later finds none armed.
+    /// Retires the trackings now (the updater was removed while it ran); its release later finds none left.
     func retire() {
-        for generation in state.retire() { sentinel.change(generation) }
+        for run in state.retire() { run.retire() }
     }
 
     deinit {
         retire()
-    }
-}
-
-/// The sentinel as ``TrackingRetirer`` holds it (a stored property cannot have a newer type than its class's
-/// availability).
-protocol TrackingSentinelProtocol: Sendable {
-    func change(_ generation: UInt64)
-}
-
-/// Two properties of the updater's own, one per generation parity: every tracking reads its generation's,
-/// so that changing it fires (and so removes) that tracking alone. Nothing is stored: a change is
-/// Observation's `willSet` and `didSet` with no mutation between, safe from any thread.
-@available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
-final class TrackingSentinel: Observable, TrackingSentinelProtocol, Sendable {
-    private let registrar = ObservationRegistrar()
-    private var even: Void { () }
-    private var odd: Void { () }
-
-    func read(_ generation: UInt64) {
-        registrar.access(self, keyPath: generation % 2 == 0 ? \.even : \.odd)
-    }
-
-    /// What `cvu_retiring_sentinel()` holds while this sentinel changes.
-    var identity: UnsafeRawPointer { UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) }
-
-    /// Changes one slot, marked on this thread as this sentinel's (see `cvu_retiring_sentinel`): the trackings
-    /// it fires that another updater installed know it was no change of theirs.
-    func change(_ generation: UInt64) {
-        let before = cvu_set_retiring_sentinel(identity)
-        defer { _ = cvu_set_retiring_sentinel(before) }
-        registrar.withMutation(of: self, keyPath: generation % 2 == 0 ? \.even : \.odd) {}
-    }
-}
-
-/// The retirements deferred by tracked updaters delivered inside another tracked updater's run (a parent that
-/// renders its child at once), per thread: made once the outermost run on the thread has returned and retired
-/// its own, so that a parent's tracking kept for write-backs — which merged the child's sentinel slot — is not
-/// fired by the child's bookkeeping. Touched only when updaters nest.
-enum NestedRetirements {
-    private static let deferred = Locked<[UInt64: [@Sendable () -> Void]]>([:])
-
-    /// Defers `retire` until the outermost tracked run on this thread returns.
-    static func add(_ retire: @escaping @Sendable () -> Void) {
-        deferred.withLock { $0[cvu_thread_serial(), default: []].append(retire) }
-        cvu_set_nested_retirements(true)
-    }
-
-    /// Makes this thread's deferred retirements (the outermost tracked run has returned).
-    static func run() {
-        cvu_set_nested_retirements(false)
-        let retirements = deferred.withLock { $0.removeValue(forKey: cvu_thread_serial()) } ?? []
-        for retire in retirements { retire() }
     }
 }
 

@@ -137,15 +137,16 @@ enum HeldScopes {
 /// scope's completions wait for it too. In a nested scope the innermost animation and values win, and the
 /// enclosing scopes' completions also wait for the nested body's requests.
 ///
-/// Entered on the main thread with a transaction that animates, it first delivers what is pending on that
-/// thread's contexts, each as its end of cycle would (UIKit 26's `.flushUpdates`): the changes `body` makes
-/// are shown by deliveries of their own, animated, and a change to an `@Observable` value that a tracked
-/// updater read is reported in the scope whatever changed earlier in the cycle. (A context whose updaters are
-/// running, or that is suspended, keeps what is pending; so do the contexts of a turn under way on this
-/// thread that it has not reached yet.)
+/// Entered with a transaction that animates, it first delivers what is pending on the contexts whose
+/// scheduler turns on the calling thread — on the main thread, an app's contexts — each as its end of cycle
+/// would (UIKit 26's `.flushUpdates`): the changes `body` makes are shown by deliveries of their own, animated,
+/// and a change to an `@Observable` value that a tracked updater read is reported in the scope whatever
+/// changed earlier in the cycle. (A context whose updaters are running, or that is suspended, keeps what is
+/// pending; so do the contexts of a turn under way on this thread that it has not reached yet.)
 ///
-/// Any thread. On another thread than the main one nothing is flushed, the requests wait in the context's
-/// inbox with the transaction, and the completions still run on the main thread.
+/// Any thread. Entered on another thread than a context's, it flushes nothing of that context: the requests
+/// made in `body` wait in the context's inbox with the transaction, and the completions still run on the
+/// main thread.
 @discardableResult
 public func withUpdateTransaction<Result>(_ transaction: UpdateTransaction, _ body: () throws -> Result) rethrows
     -> Result

@@ -52,9 +52,10 @@ extension ViewUpdatingContext {
     ///
     /// > Note: An updater that delivers another tracked context inside itself (that context's `update()` or
     /// > `updateIfNeeded()`) also tracks what the inner updater read — Observation merges a nested tracking into
-    /// > the one around it — so a change to it delivers both. The inner context's own bookkeeping is never taken
-    /// > for a change: when the inner context is delivered alone (or released), the outer updater is delivered
-    /// > once more, to track again.
+    /// > the one around it — so a change to it delivers both, however many times the outer updater delivered it.
+    /// > The inner context's own bookkeeping is never taken for a change: a tracking it installed inside the
+    /// > outer updater's run is retired with that run (at the outer updater's next delivery, removal or release),
+    /// > also when the inner context is delivered alone meanwhile, removed or released.
     ///
     /// > Note: Observation reports a change at its `willSet`, before the new value is stored, and no public API
     /// > reports the store (`withObservationTracking(_:onChange:)` reports at `willSet` only; the did-set
@@ -88,16 +89,20 @@ extension ViewUpdatingContext {
     /// Observation cannot cancel a tracking: `withObservationTracking` keeps its registrations until a
     /// property it read changes, and then reports once, at the change's `willSet`. So:
     ///
-    /// - Every tracking also reads a sentinel of this updater's own — one of two slots, by the parity of its
-    ///   generation — and changing that slot fires the tracking, which removes all its registrations: a
+    /// - Every tracking (a ``TrackedRun``) also reads a slot of this updater's sentinel that no other live
+    ///   tracking of it reads, and changing that slot fires the tracking, which removes all its registrations: a
     ///   tracking is *retired* that way. The one before is kept armed while the updater runs, so that a change
     ///   the updater makes to what it read last time (a write-back) is heard and delivered again; it is retired
     ///   once the updater has returned and the new tracking is installed.
+    /// - A tracking installed inside another tracked updater's run (a parent that delivers this context at
+    ///   once) is merged into that run's tracking by Observation: it is retired with that run, never before
+    ///   (its slot would fire the parent's tracking, and the parent's write-backs would go unheard).
     /// - The first delivery has no tracking before it: one follow-up delivery after it (coalesced with the
     ///   cycle's other requests) reads what that first run may have changed, with the first tracking armed.
     /// - The updater's closure owns a ``TrackingRetirer``: removing the updater, replacing it, `removeUpdaters()`
-    ///   or the context's release drops the closure, which retires both trackings, so that nothing requests
-    ///   afterwards and a long-lived model keeps nothing of an updater that is gone.
+    ///   or the context's release drops the closure, which retires its trackings (one delivered inside another
+    ///   tracked updater's run: with that run), so that nothing requests afterwards and a long-lived model keeps
+    ///   nothing of an updater that is gone.
     /// - A change heard off the main thread is delivered once more in the next cycle, and reported once per
     ///   updater (`trackedChangeOffMainThread`): Observation reports before the store.
     @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
@@ -106,31 +111,28 @@ extension ViewUpdatingContext {
         let label = storage.label
         let state = TrackingState()
         let sentinel = TrackingSentinel()
-        let retirer = TrackingRetirer(state: state, sentinel: sentinel)
+        let retirer = TrackingRetirer(state: state)
         /// The updater's registration, once made: asked whether it was removed before requesting after a run.
         let registration = Locked<UInt64?>(nil)
         let updater = onUpdate { animated in
             withExtendedLifetime(retirer) {}  // owned by this closure: retires the trackings when it goes
-            let (generation, deferredRetirement) = state.beginDelivery()
-            if let deferredRetirement {
-                sentinel.change(deferredRetirement)
-                state.endRetirement()
-            }
+            let (run, stale) = state.beginDelivery(sentinel: sentinel, host: TrackedRun.current)
+            stale?.retire()
+            let generation = run.generation
             withObservationTracking {
-                sentinel.read(generation)
-                cvu_tracked_depth_add(1)
-                defer { cvu_tracked_depth_add(-1) }
-                closure(animated)
+                sentinel.read(run.slot)
+                run.whileCurrent { closure(animated) }
             } onChange: {
                 // Observation calls this at the change's willSet, before the new value is stored, on the
-                // changing thread, once per tracking. A tracking fired by another updater's sentinel (its
-                // updater ran inside this one: Observation merged what it read into this tracking) heard no
-                // change of this updater's state. The mark is cleared while this runs: a request here may
-                // deliver at once, and what that delivery changes is a real change.
+                // changing thread, once per tracking. This updater's own sentinel changing is a retirement. A
+                // tracking fired by another updater's sentinel (its updater ran inside this one: Observation
+                // merged what it read into this tracking) heard no change of this updater's state. The mark is
+                // cleared while this runs: a request here may deliver at once, and what that delivery changes
+                // is a real change.
                 let changing = cvu_set_retiring_sentinel(nil)
                 defer { _ = cvu_set_retiring_sentinel(changing) }
-                let foreign = changing != nil && changing != sentinel.identity
-                switch state.fire(generation, bySentinelOfAnother: foreign) {
+                if changing == sentinel.identity { return }
+                switch state.fire(generation, bySentinelOfAnother: changing != nil) {
                 case .none: break
                 case .change:
                     link.setNeedsUpdate(nil, site: RequestSite(.trackedChange))
@@ -144,24 +146,10 @@ extension ViewUpdatingContext {
                     HeldScopes.noteSpentTracking(of: link)
                 }
             }
-            // The updater has returned and the new tracking is installed: the one before is retired — once the
-            // tracked updater this one ran inside (if any) has returned, then the ones deferred inside this one.
+            // The updater has returned and the new tracking is installed: the one before is retired (with the
+            // tracked run this one was delivered inside, if that one is still live: it merged this one's slot).
             let ended = state.endDelivery()
-            if ended.retiresPrevious {
-                if cvu_tracked_depth() > 0 {
-                    state.deferRetirement()
-                    let previous = generation &- 1
-                    NestedRetirements.add {
-                        guard state.takeDeferredRetirement(previous) else { return }
-                        sentinel.change(previous)
-                        state.endRetirement()
-                    }
-                } else {
-                    sentinel.change(generation &- 1)
-                    state.endRetirement()
-                }
-            }
-            if cvu_nested_retirements() && cvu_tracked_depth() == 0 { NestedRetirements.run() }
+            ended.previous?.retire(changing: ended.previousArmed)
             guard ended.writeBack || ended.followUp else { return }
             // Removed while it ran (by itself, or `removeUpdaters()`): nothing requests, and its trackings go
             // now, not when the delivery lets its closure go.

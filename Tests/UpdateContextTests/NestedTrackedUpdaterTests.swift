@@ -1,0 +1,248 @@
+import CMallocStats
+import CoalescingTestSupport
+import Foundation
+import NotificationCoalescing
+import Observation
+import XCTest
+
+@testable import UpdateContext
+
+/// A tracked updater that delivers a tracked child inside its own run more than once (a screen that sets
+/// two of its card's `@NeedsUpdate` properties, each followed by the card's `updateViewIfNeeded()`), or that
+/// releases the child there (a list dropping a cell mid-render). Observation merges every tracking the child
+/// installs in the parent's run into the parent's, the child's retirement bookkeeping included. What the
+/// outside review of the 0.3.0 fixes proved, each written first to fail on 343037c: three child deliveries in
+/// one parent run looped forever (N1); two left one child tracking per parent run on the model, never retired
+/// (N2); the second child delivery fired the tracking the parent keeps for its write-backs, which were lost
+/// (N3), and so did a child released inside the parent's run (N4).
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+final class NestedTrackedUpdaterTests: XCTestCase {
+    private var scheduler: ManualScheduler!
+    private var recorder: ReportRecorder!
+    private var model: AccountModel!
+
+    override func setUp() {
+        scheduler = ManualScheduler()
+        recorder = ReportRecorder()
+        model = AccountModel()
+    }
+
+    override func tearDown() {
+        recorder.stop()
+    }
+
+    /// Turns until nothing is pending, at most `limit` times; returns the turns taken.
+    private func settle(_ contexts: [ViewUpdatingContext], limit: Int = 50) -> Int {
+        var turns = 0
+        while contexts.contains(where: \.isUpdatePending), turns < limit {
+            scheduler.turn()
+            turns += 1
+        }
+        return turns
+    }
+
+    // MARK: N1: settles
+
+    /// A parent that renders its child three times in one run settles when nothing changes, and both still
+    /// hear what they read.
+    func testAParentThatRendersItsTrackedChildThreeTimesSettles() {
+        let model = model!
+        let inner = ViewUpdatingContext(label: "inner", scheduler: scheduler, refreshEvents: [])
+        let outer = ViewUpdatingContext(label: "outer", scheduler: scheduler, refreshEvents: [])
+        let shown = SharedLog()
+        inner.onTrackedUpdate { _ in shown.append("inner \(model.mood)") }
+        outer.onTrackedUpdate { _ in
+            shown.append("outer \(model.count)")
+            for _ in 0..<3 { inner.update() }
+        }
+        XCTAssertLessThan(settle([outer, inner]), 5, "nothing changed: \(shown.entries.count) renders")
+        for times in 1...3 {
+            model.count = times
+            XCTAssertLessThan(settle([outer, inner]), 5, "after count = \(times)")
+            XCTAssertEqual(shown.entries.filter { $0.hasPrefix("outer") }.last, "outer \(times)")
+            model.mood = times + 10
+            XCTAssertLessThan(settle([outer, inner]), 5, "after mood = \(times + 10)")
+            XCTAssertEqual(shown.entries.filter { $0.hasPrefix("inner") }.last, "inner \(times + 10)")
+        }
+        XCTAssertEqual(recorder.reports(label: "outer", kind: .updateLoop).count, 0)
+        XCTAssertEqual(recorder.reports(label: "inner", kind: .updateLoop).count, 0)
+    }
+
+    /// The canonical path: a screen sets three of its card's `@NeedsUpdate` properties, each followed by the
+    /// card's `updateViewIfNeeded()`; after a change of the model, both settle, showing it.
+    func testAScreenThatRendersItsCardAfterEachOfThreePropertiesSettles() {
+        let screen = CardScreen(scheduler: scheduler, model: model)
+        onMainActor(screen) {
+            $0.card.startUpdatingView()
+            $0.startUpdatingView()
+        }
+        let contexts = [screen.updateContext, screen.card.updateContext]
+        XCTAssertLessThan(settle(contexts), 5)
+        model.count = 1
+        XCTAssertLessThan(settle(contexts), 5, "screen rendered \(screen.renders) times")
+        XCTAssertEqual(screen.card.shown.last, "n1 s1 1 mood 1")
+        model.mood = 2
+        XCTAssertLessThan(settle(contexts), 5)
+        XCTAssertEqual(screen.card.shown.last, "n1 s1 1 mood 2")
+    }
+
+    // MARK: N2: nothing kept
+
+    /// A live screen whose card is rendered twice per screen render: memory does not grow per render (each of
+    /// the card's trackings is retired; before, one per screen render stayed on the model until `mood` changed).
+    func testMemoryDoesNotGrowPerRenderWhenAChildIsRenderedTwicePerRun() {
+        let model = model!
+        let card = ViewUpdatingContext(label: "card", scheduler: scheduler, refreshEvents: [])
+        let screen = ViewUpdatingContext(label: "screen", scheduler: scheduler, refreshEvents: [])
+        card.onTrackedUpdate { _ in _ = model.mood }
+        screen.onTrackedUpdate { _ in
+            _ = model.count
+            card.setNeedsUpdate()
+            card.updateIfNeeded()
+            card.setNeedsUpdate()
+            card.updateIfNeeded()
+        }
+        func render(_ times: Int) {
+            for _ in 0..<times {
+                model.count += 1
+                _ = settle([screen, card])
+            }
+        }
+        render(200)
+        let before = malloc_stats_bytes_in_use()
+        render(3000)
+        let perRender = (Int(malloc_stats_bytes_in_use()) - Int(before)) / 3000
+        XCTAssertLessThan(perRender, 64, "memory grows \(perRender) bytes per render")
+    }
+
+    /// Released screens whose parent rendered the child twice leave nothing on the long-lived model: both
+    /// contexts' links (which every registration of theirs holds) are freed.
+    func testReleasedScreensWhoseParentRenderedTheChildTwiceLeaveNothing() {
+        let model = model!
+        var links: [() -> UpdateLink?] = []
+        for childFirst in [true, false] {
+            var inner: ViewUpdatingContext? = ViewUpdatingContext(
+                label: "inner", scheduler: scheduler, refreshEvents: [])
+            var outer: ViewUpdatingContext? = ViewUpdatingContext(
+                label: "outer", scheduler: scheduler, refreshEvents: [])
+            inner!.onTrackedUpdate { _ in _ = model.mood }
+            outer!.onTrackedUpdate { [unowned inner = inner!] _ in
+                inner.update()
+                inner.update()
+                _ = model.count
+            }
+            XCTAssertLessThan(settle([outer!, inner!]), 5)
+            outer!.setNeedsUpdate()
+            XCTAssertLessThan(settle([outer!, inner!]), 5)
+            let innerLink = inner!.updateLink
+            let outerLink = outer!.updateLink
+            links += [{ [weak innerLink] in innerLink }, { [weak outerLink] in outerLink }]
+            if childFirst {
+                inner = nil
+                outer = nil
+            } else {
+                outer = nil
+                inner = nil
+            }
+        }
+        for (index, link) in links.enumerated() {
+            XCTAssertNil(link(), "link #\(index) is still held by the model's registrations")
+        }
+    }
+
+    // MARK: N3, N4: the parent's write-back
+
+    /// A parent that renders its child twice, then writes back what it read: the write-back is heard and the
+    /// view ends showing the model.
+    func testAParentWriteBackAfterRenderingItsChildTwiceIsHeard() {
+        let model = model!
+        let inner = ViewUpdatingContext(label: "inner", scheduler: scheduler, refreshEvents: [])
+        let outer = ViewUpdatingContext(label: "outer", scheduler: scheduler, refreshEvents: [])
+        let shown = SharedLog()
+        inner.onTrackedUpdate { _ in _ = model.mood }
+        outer.onTrackedUpdate { _ in
+            inner.update()
+            inner.update()
+            let count = model.count
+            shown.append("\(count)")
+            if count < 2 { model.count = count + 1 }
+        }
+        XCTAssertLessThan(settle([outer, inner]), 10)
+        XCTAssertEqual(model.count, 2)
+        XCTAssertEqual(shown.entries.last, "2", "the view ends showing the model: \(shown.entries)")
+    }
+
+    /// A parent that releases its child inside its run (after rendering it), then writes back what it read, in
+    /// a delivery no tracked change caused: the write-back is heard.
+    func testAParentWriteBackAfterReleasingItsChildInsideItsRunIsHeard() {
+        let model = model!
+        let outer = ViewUpdatingContext(label: "outer", scheduler: scheduler, refreshEvents: [])
+        var inner: ViewUpdatingContext? = ViewUpdatingContext(label: "inner", scheduler: scheduler, refreshEvents: [])
+        inner!.onTrackedUpdate { _ in _ = model.mood }
+        weak let innerLink = inner!.updateLink
+        let shown = SharedLog()
+        var runs = 0
+        outer.onTrackedUpdate { _ in
+            runs += 1
+            inner?.update()
+            if runs == 3 { inner = nil }  // the cell goes
+            let count = model.count
+            shown.append("\(count)")
+            if runs >= 3 && count < 2 { model.count = count + 1 }
+        }
+        XCTAssertLessThan(settle([outer]), 10)
+        outer.setNeedsUpdate()  // the third run: no tracked change caused it
+        XCTAssertLessThan(settle([outer]), 10)
+        XCTAssertEqual(model.count, 2)
+        XCTAssertEqual(shown.entries.last, "2", "the view ends showing the model: \(shown.entries)")
+        model.name = "later"
+        XCTAssertLessThan(settle([outer]), 5)
+        XCTAssertNil(innerLink, "the released child's trackings went with the parent's next delivery")
+    }
+}
+
+/// A card whose screen sets three of its `@NeedsUpdate` properties, rendering it after each.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+private final class CardView: ViewUpdating, @unchecked Sendable {
+    // @unchecked Sendable: touched on the main thread only.
+    let updateContext: ViewUpdatingContext
+    let model: AccountModel
+    @NeedsUpdate var title = ""
+    @NeedsUpdate var subtitle = ""
+    @NeedsUpdate var badge = 0
+    var shown: [String] = []
+
+    init(scheduler: ManualScheduler, model: AccountModel) {
+        updateContext = ViewUpdatingContext(label: "card", scheduler: scheduler, refreshEvents: [])
+        self.model = model
+    }
+
+    func updateView(animated: Bool) {
+        shown.append("\(title) \(subtitle) \(badge) mood \(model.mood)")
+    }
+}
+
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+private final class CardScreen: ViewUpdating, @unchecked Sendable {
+    // @unchecked Sendable: touched on the main thread only.
+    let updateContext: ViewUpdatingContext
+    let model: AccountModel
+    let card: CardView
+    var renders = 0
+
+    init(scheduler: ManualScheduler, model: AccountModel) {
+        updateContext = ViewUpdatingContext(label: "screen", scheduler: scheduler, refreshEvents: [])
+        self.model = model
+        card = CardView(scheduler: scheduler, model: model)
+    }
+
+    func updateView(animated: Bool) {
+        renders += 1
+        card.title = "n\(model.count)"
+        card.updateViewIfNeeded()
+        card.subtitle = "s\(model.count)"
+        card.updateViewIfNeeded()
+        card.badge = model.count
+        card.updateViewIfNeeded()
+    }
+}
