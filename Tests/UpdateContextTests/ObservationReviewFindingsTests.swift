@@ -30,12 +30,7 @@ final class ObservationReviewFindingsTests: XCTestCase {
 
     /// Turns until nothing is pending, at most `limit` times; returns the turns taken.
     private func settle(_ contexts: [ViewUpdatingContext], limit: Int = 50) -> Int {
-        var turns = 0
-        while contexts.contains(where: \.isUpdatePending), turns < limit {
-            scheduler.turn()
-            turns += 1
-        }
-        return turns
+        scheduler.settle(contexts, limit: limit)
     }
 
     // MARK: D1: nested deliveries

@@ -110,3 +110,16 @@ func onMainActor<Value>(_ value: Value, _ body: @MainActor (Value) throws -> Voi
     nonisolated(unsafe) let value = value
     try MainActor.assumeIsolated { try body(value) }
 }
+
+extension ManualScheduler {
+    /// Turns until none of `contexts` has an update pending, at most `limit` times; returns the turns taken
+    /// (`limit` when they did not settle: an update loop).
+    func settle(_ contexts: [ViewUpdatingContext], limit: Int = 50) -> Int {
+        var turns = 0
+        while contexts.contains(where: \.isUpdatePending), turns < limit {
+            turn()
+            turns += 1
+        }
+        return turns
+    }
+}
