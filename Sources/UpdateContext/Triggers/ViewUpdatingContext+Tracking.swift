@@ -48,7 +48,8 @@ extension ViewUpdatingContext {
     /// > requests an update; so does one made on another thread, delivered on the main thread — and once more
     /// > in the next cycle. Removing the updater (its token's `remove()`, ``removeUpdaters()``, also from inside
     /// > its own delivery) or releasing the context ends its tracking: nothing requests afterwards, and the
-    /// > models keep nothing of it.
+    /// > models keep nothing of it (of a tracking installed inside another tracked updater's run: from that
+    /// > updater's next delivery, removal or release on — see the Note below).
     ///
     /// > Note: An updater that delivers another tracked context inside itself (that context's `update()` or
     /// > `updateIfNeeded()`) also tracks what the inner updater read — Observation merges a nested tracking into
