@@ -53,23 +53,30 @@ final class TrackedRun: @unchecked Sendable {
     /// the runs that waited for it. `changing`: whether its slot still needs changing (false when its tracking
     /// fired, and so removed its registrations; the slot is freed all the same). Any thread; outside every lock.
     func retire(changing: Bool = true) {
-        var due: [(run: TrackedRun, changing: Bool)] = [(self, changing)]
-        while let (run, changing) = due.popLast() {
-            let ready: [TrackedRun]? = Self.graph.withLock { _ in
-                if run.retired { return nil }
-                if let host = run.host, !host.retired {
-                    host.waiting.append(run)
-                    return nil
-                }
-                run.retired = true
-                run.host = nil
-                defer { run.waiting = [] }
-                return run.waiting
-            }
-            guard let ready else { continue }
-            run.sentinel.retire(slot: run.slot, changing: changing)
-            due += ready.map { ($0, true) }
+        // The common case — no host, nothing waiting — allocates nothing.
+        guard var due = retireAlone(changing: changing) else { return }
+        while let run = due.popLast() {
+            if let ready = run.retireAlone(changing: true) { due += ready }
         }
+    }
+
+    /// Retires this run alone, unless its host is live (it then waits for it, and this returns nil): returns
+    /// the runs that waited for this one, now free to be retired.
+    private func retireAlone(changing: Bool) -> [TrackedRun]? {
+        let ready: [TrackedRun]? = Self.graph.withLock { _ in
+            if retired { return nil }
+            if let host, !host.retired {
+                host.waiting.append(self)
+                return nil
+            }
+            retired = true
+            host = nil
+            defer { waiting = [] }
+            return waiting
+        }
+        guard let ready else { return nil }
+        sentinel.retire(slot: slot, changing: changing)
+        return ready
     }
 }
 
