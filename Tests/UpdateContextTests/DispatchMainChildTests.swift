@@ -118,6 +118,7 @@ final class DispatchMainChildTests: XCTestCase {
         private let noteName = Notification.Name("DispatchMainChildTests.note")
         private let rounds = 40
         private var round = 0
+        /// The value of the model's last posted message: what the screen's observer of no subject heard last.
         private var lastCount = 0
         private var nextValue = 1
 
@@ -168,7 +169,6 @@ final class DispatchMainChildTests: XCTestCase {
                     let index = Int.random(in: 0..<subjects.count, using: &random)
                     if latest["m\(index)"] == nil { order.append("m\(index)") }
                     latest["m\(index)"] = value
-                    lastCount = value
                     let subject = subjects[index]
                     let enqueue: @Sendable () -> Void = { queue.enqueue(MailArrived(count: value), subject: subject) }
                     if elsewhere { onAnotherThread(enqueue) } else { enqueue() }
@@ -185,11 +185,18 @@ final class DispatchMainChildTests: XCTestCase {
                 }
             }
             let expected = order.filter { $0 != "m2" }.map { "\($0)=\(latest[$0]!)" }
+            // Messages post in their keys' order, not their enqueues': the last one posted is the latest value of
+            // the message key first enqueued last, which need not be the value enqueued last.
+            if let key = order.last(where: { $0.hasPrefix("m") }) { lastCount = latest[key]! }
             posts.removeAll()
             DispatchQueue.main.async { [self] in
                 let seen = posts.entries
                 if seen != expected {
                     print("seed \(seed) round \(round): posted \(seen), model \(expected)")
+                    exit(1)
+                }
+                if screen.latest != lastCount {
+                    print("seed \(seed) round \(round): the screen's model heard \(screen.latest), the model \(lastCount)")
                     exit(1)
                 }
                 startRound()
