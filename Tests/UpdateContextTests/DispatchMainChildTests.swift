@@ -196,7 +196,9 @@ final class DispatchMainChildTests: XCTestCase {
                     exit(1)
                 }
                 if screen.latest != lastCount {
-                    print("seed \(seed) round \(round): the screen's model heard \(screen.latest), the model \(lastCount)")
+                    print(
+                        "seed \(seed) round \(round): the screen's model heard \(screen.latest), the model \(lastCount)"
+                    )
                     exit(1)
                 }
                 startRound()
