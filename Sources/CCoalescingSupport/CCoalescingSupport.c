@@ -73,18 +73,24 @@ _Thread_local cvu_diagnostics_stamp_t cvu_diagnostics_stamp = {0};
 _Thread_local cvu_diagnostics_stamp_t cvu_diagnostics_stamp __attribute__((tls_model("initial-exec"))) = {0};
 #endif
 int64_t cvu_clock_test_offset = 0;
+uint64_t cvu_clock_test_frozen_at = 0;
 
 #include <time.h>
 
-uint64_t cvu_monotonic_now_ns(void) {
-    int64_t offset = __atomic_load_n(&cvu_clock_test_offset, __ATOMIC_RELAXED);
+uint64_t cvu_monotonic_real_ns(void) {
 #if defined(__APPLE__)
-    return clock_gettime_nsec_np(CLOCK_UPTIME_RAW) + (uint64_t)offset;
+    return clock_gettime_nsec_np(CLOCK_UPTIME_RAW);
 #else
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec + (uint64_t)offset;
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 #endif
+}
+
+uint64_t cvu_monotonic_now_ns(void) {
+    int64_t offset = __atomic_load_n(&cvu_clock_test_offset, __ATOMIC_RELAXED);
+    uint64_t frozen = __atomic_load_n(&cvu_clock_test_frozen_at, __ATOMIC_RELAXED);
+    return (frozen != 0 ? frozen : cvu_monotonic_real_ns()) + (uint64_t)offset;
 }
 
 _Thread_local const void *cvu_tls_retiring_sentinel = 0;

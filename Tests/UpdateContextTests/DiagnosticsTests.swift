@@ -225,8 +225,26 @@ final class DiagnosticsTests: XCTestCase {
         XCTAssertTrue(named.first?.message.contains("updater #2 took 30.") == true, named.first?.message ?? "")
     }
 
+    /// The recorder freezes the diagnostics' clock, so a report says what the test's updater took and not what
+    /// the machine added (a preempted turn on a loaded CI machine or under a sanitizer made "updater #1 took
+    /// 40." read "took 54.729 ms"): here the updater really sleeps 20 ms and says it took 40 ms.
+    func testARecordersClockIsTheTestsNotTheMachines() {
+        let context = ViewUpdatingContext(label: "exact", scheduler: scheduler, refreshEvents: [])
+        context.onUpdate { _ in
+            Thread.sleep(forTimeInterval: 0.020)
+            advanceDiagnosticsClock(milliseconds: 40)
+        }
+        context.setNeedsUpdate()
+        scheduler.turn()
+        let reports = recorder.reports(label: "exact", kind: .slowUpdater)
+        XCTAssertEqual(reports.count, 1)
+        XCTAssertTrue(reports.first?.message.contains("updater #1 took 40.000 ms") == true, "\(reports)")
+        XCTAssertEqual(reports.first?.duration, 0.040)
+    }
+
     /// The real clock, in the direction that cannot flake: a sleep of 30 ms lasts at least 30 ms.
     func testAnUpdaterThatReallySleepsIsReported() {
+        thawDiagnosticsClock()  // (the recorder froze it; tearDown's stop() thaws it anyway)
         let context = ViewUpdatingContext(label: "sleeper", scheduler: .mainRunLoop, refreshEvents: [])
         context.onUpdate { _ in Thread.sleep(forTimeInterval: 0.030) }
         context.setNeedsUpdate()

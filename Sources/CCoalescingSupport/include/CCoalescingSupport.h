@@ -280,10 +280,14 @@ static inline void cvu_recording_ledger_mark_used(void) {
 }
 
 /// Nanoseconds of a monotonic clock (Linux: CLOCK_MONOTONIC through the vDSO, ~30 ns; Darwin:
-/// CLOCK_UPTIME_RAW), plus `cvu_clock_test_offset`: what the diagnostics time (turns and updaters slower than
-/// a frame, when a scheduler last turned). Read per turn, and per updater only in timed deliveries (see
+/// CLOCK_UPTIME_RAW), plus `cvu_clock_test_offset` — or, while a test froze it (`cvu_clock_test_frozen_at`),
+/// that instant plus the offset: what the diagnostics time (turns and updaters slower than a frame, when a
+/// scheduler last turned). Read per turn, and per updater only in timed deliveries (see
 /// `cvu_diagnostics_stamp_t`), never per request.
 uint64_t cvu_monotonic_now_ns(void);
+
+/// The monotonic clock itself, without the tests' offset or freeze.
+uint64_t cvu_monotonic_real_ns(void);
 
 /// How this thread times deliveries for the slow-updater report, one per thread (each scheduler's turns run
 /// on its own thread). A turn is timed as a whole (two clock reads). A slow turn that made one untimed
@@ -318,6 +322,16 @@ extern int64_t cvu_clock_test_offset;
 
 static inline void cvu_clock_advance(int64_t nanoseconds) {
     __atomic_add_fetch(&cvu_clock_test_offset, nanoseconds, __ATOMIC_RELAXED);
+}
+
+/// Nonzero: the instant a test froze `cvu_monotonic_now_ns()` at, which then moves only by
+/// `cvu_clock_advance` (what a test says an updater took, never the machine's preemptions). 0: the real clock.
+extern uint64_t cvu_clock_test_frozen_at;
+
+/// Freezes the diagnostics' clock where it stands (`true`), or lets it run again from the real clock
+/// (`false`: it jumps forward to it, so it never goes back).
+static inline void cvu_clock_freeze(bool frozen) {
+    __atomic_store_n(&cvu_clock_test_frozen_at, frozen ? cvu_monotonic_real_ns() : 0, __ATOMIC_RELAXED);
 }
 
 /// The sentinel a tracked updater is changing on this thread to retire one of its trackings, or NULL.
