@@ -174,7 +174,7 @@ final class ObservationFirstTests: XCTestCase {
         spinMainLoop { taskEnded.value == 1 }
         XCTAssertEqual(told.entries, [], "the change is pending, not shown yet")
         scheduler.turn()
-        spinMainLoop(timeout: 2) { !told.entries.isEmpty }
+        spinMainLoop(timeout: 10) { !told.entries.isEmpty }
         XCTAssertEqual(screen.value.shown, ["a 7 a"])
         XCTAssertEqual(told.entries, ["shown(finished: true) after 1"])
     }

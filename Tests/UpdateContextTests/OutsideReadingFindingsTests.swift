@@ -192,7 +192,7 @@ final class OutsideReadingFindingsTests: XCTestCase {
         continuation.yield(1)
         waitUntil { context?.isUpdatePending == true }
         scheduler.turn()
-        spinMainLoop(timeout: 2) { calls.entries.count >= 2 }
+        spinMainLoop(timeout: 10) { calls.entries.count >= 2 }
         XCTAssertEqual(deliveries, 1)
         XCTAssertEqual(
             calls.entries,

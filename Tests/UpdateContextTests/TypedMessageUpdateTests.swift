@@ -169,8 +169,9 @@ final class TypedMessageUpdateTests: XCTestCase {
         }
         done.wait()
         spinUntil { counted.entries.count == 5 && self.context.isUpdatePending }
-        // The probe's tasks and ours are not ordered: let the rest of ours run too.
-        spinUntil(timeout: 0.3) { false }
+        // The probe's tasks and ours are not ordered: let the rest of ours run too (a second: a loaded machine or a
+        // sanitizer may hold a task that long; one that ran after the turn would be a second cycle's request).
+        spinUntil(timeout: 1) { false }
         scheduler.turn()
         XCTAssertEqual(screen.shown, ["5n"])
         scheduler.turn()
