@@ -77,7 +77,10 @@ uint64_t cvu_clock_test_frozen_at = 0;
 
 #include <time.h>
 
-uint64_t cvu_monotonic_real_ns(void) {
+/// `cvu_clock_test_frozen_at` while a freeze is reading its instant: readings wait for the instant.
+#define CVU_CLOCK_FREEZING UINT64_MAX
+
+static uint64_t cvu_monotonic_real_ns(void) {
 #if defined(__APPLE__)
     return clock_gettime_nsec_np(CLOCK_UPTIME_RAW);
 #else
@@ -88,9 +91,30 @@ uint64_t cvu_monotonic_real_ns(void) {
 }
 
 uint64_t cvu_monotonic_now_ns(void) {
-    int64_t offset = __atomic_load_n(&cvu_clock_test_offset, __ATOMIC_RELAXED);
-    uint64_t frozen = __atomic_load_n(&cvu_clock_test_frozen_at, __ATOMIC_RELAXED);
-    return (frozen != 0 ? frozen : cvu_monotonic_real_ns()) + (uint64_t)offset;
+    for (;;) {
+        uint64_t frozen = __atomic_load_n(&cvu_clock_test_frozen_at, __ATOMIC_SEQ_CST);
+        if (frozen == CVU_CLOCK_FREEZING) continue;  // (tests only: two instructions long)
+        if (frozen == 0) {
+            uint64_t now = cvu_monotonic_real_ns();
+            // A freeze that announced itself before this reading may take an earlier instant: take its
+            // instant instead. One that announces itself after takes a later one.
+            if (__atomic_load_n(&cvu_clock_test_frozen_at, __ATOMIC_SEQ_CST) != 0) continue;
+            frozen = now;
+        }
+        return frozen + (uint64_t)__atomic_load_n(&cvu_clock_test_offset, __ATOMIC_RELAXED);
+    }
+}
+
+void cvu_clock_freeze(bool frozen) {
+    if (!frozen) {
+        // Every reading after this one is real, and so later than the instant the clock was frozen at.
+        __atomic_store_n(&cvu_clock_test_frozen_at, 0, __ATOMIC_SEQ_CST);
+        return;
+    }
+    // Announced before the instant is read: a reading that raced it either came before the instant, or sees
+    // the announcement and takes the instant.
+    __atomic_store_n(&cvu_clock_test_frozen_at, CVU_CLOCK_FREEZING, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&cvu_clock_test_frozen_at, cvu_monotonic_real_ns(), __ATOMIC_SEQ_CST);
 }
 
 _Thread_local const void *cvu_tls_retiring_sentinel = 0;

@@ -49,6 +49,11 @@ package func thawDiagnosticsClock() {
     cvu_clock_freeze(false)
 }
 
+/// What the diagnostics' clock reads now, in nanoseconds (`cvu_monotonic_now_ns`).
+package func diagnosticsClockNanoseconds() -> UInt64 {
+    cvu_monotonic_now_ns()
+}
+
 /// Moves the diagnostics' clock (`cvu_monotonic_now_ns`) forward: an updater "takes" that long without a
 /// test sleeping.
 package func advanceDiagnosticsClock(milliseconds: Int) {

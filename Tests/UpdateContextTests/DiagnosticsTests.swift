@@ -242,6 +242,33 @@ final class DiagnosticsTests: XCTestCase {
         XCTAssertEqual(reports.first?.duration, 0.040)
     }
 
+    /// The clock never goes back, on any thread, while recorders freeze and thaw it: a recorder that started
+    /// while another thread read the clock (a scheduler timing its turn) could freeze it at an instant before
+    /// what that thread had just read — its turn then "took" 2^64 ns, and its scheduler looked overdue for the
+    /// whole recording (the outside review of the frozen clock).
+    func testFreezingTheClockNeverTakesItBack() {
+        thawDiagnosticsClock()
+        let done = AtomicCounter()
+        let backwards = AtomicCounter()
+        // Two million readings on another thread, while this one freezes and thaws until they are done (a
+        // cycle every few microseconds: recorders made and stopped far faster than any test's).
+        Thread.detachNewThread {
+            var last = diagnosticsClockNanoseconds()
+            for _ in 0..<2_000_000 {
+                let now = diagnosticsClockNanoseconds()
+                if now < last { backwards.add() }
+                last = now
+            }
+            done.add()
+        }
+        while done.value == 0 {
+            freezeDiagnosticsClock()
+            thawDiagnosticsClock()
+            for _ in 0..<50 { _ = diagnosticsClockNanoseconds() }
+        }
+        XCTAssertEqual(backwards.value, 0, "readings that went back")
+    }
+
     /// The real clock, in the direction that cannot flake: a sleep of 30 ms lasts at least 30 ms.
     func testAnUpdaterThatReallySleepsIsReported() {
         thawDiagnosticsClock()  // (the recorder froze it; tearDown's stop() thaws it anyway)

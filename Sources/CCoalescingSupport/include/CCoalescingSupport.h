@@ -286,9 +286,6 @@ static inline void cvu_recording_ledger_mark_used(void) {
 /// `cvu_diagnostics_stamp_t`), never per request.
 uint64_t cvu_monotonic_now_ns(void);
 
-/// The monotonic clock itself, without the tests' offset or freeze.
-uint64_t cvu_monotonic_real_ns(void);
-
 /// How this thread times deliveries for the slow-updater report, one per thread (each scheduler's turns run
 /// on its own thread). A turn is timed as a whole (two clock reads). A slow turn that made one untimed
 /// delivery and ran nothing else names that delivery's context (`firstSubject`, retained by the first
@@ -329,10 +326,8 @@ static inline void cvu_clock_advance(int64_t nanoseconds) {
 extern uint64_t cvu_clock_test_frozen_at;
 
 /// Freezes the diagnostics' clock where it stands (`true`), or lets it run again from the real clock
-/// (`false`: it jumps forward to it, so it never goes back).
-static inline void cvu_clock_freeze(bool frozen) {
-    __atomic_store_n(&cvu_clock_test_frozen_at, frozen ? cvu_monotonic_real_ns() : 0, __ATOMIC_RELAXED);
-}
+/// (`false`: it jumps forward to it). Either way, no thread's reading goes back, even one racing the call.
+void cvu_clock_freeze(bool frozen);
 
 /// The sentinel a tracked updater is changing on this thread to retire one of its trackings, or NULL.
 /// Observation fires, synchronously on this thread, every tracking that read it — including a tracking
