@@ -167,4 +167,50 @@ final class MisuseRecoveryTests: XCTestCase {
         scheduler.turn()
         XCTAssertEqual(flags, [false])
     }
+
+    /// A number out of range never stops a shipping app: each is reported once, naming the caller's line, and
+    /// clamped — a duration or delay that is negative or not finite to 0, a bounce into -1...1 (NaN to 0), a
+    /// keyboard curve outside 0...15 to the keyboard's own, 7. (`.ci/run` runs this in a release build.)
+    func testOutOfRangeAnimationNumbersAreClampedAndReported() {
+        var line: UInt = #line + 1
+        var animation = UpdateAnimation.keyboard(duration: 0.25, curve: 99)
+        assertOneReport(mentioning: "curve must be a UIView.AnimationCurve raw value, 0...15 (got 99)", atLine: line)
+        XCTAssertEqual(animation.curve, .keyboard(curve: 7))
+        XCTAssertEqual(animation.duration, 0.25)
+        reports.withLock { $0.removeAll() }
+        line = #line + 1
+        animation = UpdateAnimation.keyboard(duration: -1, curve: 7)
+        assertOneReport(mentioning: "duration must be finite and not negative (got -1.0)", atLine: line)
+        XCTAssertEqual(animation.duration, 0)
+        reports.withLock { $0.removeAll() }
+        line = #line + 1
+        animation = UpdateAnimation.spring(duration: -1)
+        assertOneReport(mentioning: "UpdateAnimation.spring(duration:bounce:): duration must be finite", atLine: line)
+        XCTAssertEqual(animation.duration, 0)
+        reports.withLock { $0.removeAll() }
+        line = #line + 1
+        animation = UpdateAnimation.spring(duration: 0.3, bounce: 1.5)
+        assertOneReport(mentioning: "bounce must be finite and between -1 and 1 (got 1.5)", atLine: line)
+        XCTAssertEqual(animation, .spring(duration: 0.3, bounce: 1))
+        reports.withLock { $0.removeAll() }
+        line = #line + 1
+        animation = UpdateAnimation.spring(duration: 0.3, bounce: .nan)
+        assertOneReport(mentioning: "bounce must be finite and between -1 and 1 (got nan)", atLine: line)
+        XCTAssertEqual(animation, .spring(duration: 0.3, bounce: 0))
+        reports.withLock { $0.removeAll() }
+        line = #line + 1
+        animation = UpdateAnimation.easeIn(duration: .infinity)
+        assertOneReport(mentioning: "duration must be finite and not negative (got inf)", atLine: line)
+        XCTAssertEqual(animation.duration, 0)
+        reports.withLock { $0.removeAll() }
+        line = #line + 1
+        animation = UpdateAnimation.default.delay(.nan)
+        assertOneReport(mentioning: "delay must be finite and not negative (got nan)", atLine: line)
+        XCTAssertEqual(animation, .default)
+        reports.withLock { $0.removeAll() }
+        // The clamped animation still animates a delivery.
+        context.setNeedsUpdate(transaction: UpdateTransaction(animation: .keyboard(duration: 0.2, curve: -3)))
+        scheduler.turn()
+        XCTAssertEqual(flags, [true])
+    }
 }

@@ -9,12 +9,16 @@ final class PreconditionTests: XCTestCase {
     private static let cases = baseCases.merging(typedMessageCases) { $1 }
 
     private static let baseCases: [String: @Sendable () -> Void] = [
-        "negative duration": { _ = UpdateAnimation.linear(duration: -1) },
-        "infinite duration": { _ = UpdateAnimation.easeIn(duration: .infinity) },
-        "NaN delay": { _ = UpdateAnimation.default.delay(.nan) },
-        "bounce above 1": { _ = UpdateAnimation.spring(duration: 0.3, bounce: 1.5) },
-        "non-finite bounce": { _ = UpdateAnimation.spring(duration: 0.3, bounce: -.infinity) },
-        "negative spring": { _ = UpdateAnimation.spring(duration: -1) },
+        // Numbers out of range, with no test observer: a debug build stops at the first (assertionFailure), a
+        // release build reports each and goes on.
+        "bad numbers": {
+            _ = UpdateAnimation.linear(duration: -1)
+            _ = UpdateAnimation.easeIn(duration: .infinity)
+            _ = UpdateAnimation.default.delay(.nan)
+            _ = UpdateAnimation.spring(duration: 0.3, bounce: 1.5)
+            _ = UpdateAnimation.spring(duration: -1)
+            _ = UpdateAnimation.keyboard(duration: 0.25, curve: 99)
+        },
         // Unrecoverable misuse, each at the caller's line, in every build (`.ci/run` runs these in `-c release`).
         "non-main scheduler": {
             let scheduler = NotificationCoalescing.Locked<RunLoopScheduler?>(nil)
@@ -95,9 +99,6 @@ final class PreconditionTests: XCTestCase {
     /// text — with a message naming the API and the caller's line (this file).
     func testUnrecoverableMisuseStopsWithItsMessageAtTheCallersLine() throws {
         let here = "UpdateContextTests/PreconditionTests.swift"
-        try assertTraps(
-            "negative spring", mentioning: "UpdateAnimation.spring(duration:bounce:): duration must be finite")
-        try assertTraps("negative spring", mentioning: here)
         try assertTraps("non-main scheduler", mentioning: "needs a scheduler whose turns are the main thread's cycles")
         try assertTraps("non-main scheduler", mentioning: here)
         try assertTraps("nested modify", mentioning: "StateUpdatingContext.modify called from inside its own body")
@@ -123,12 +124,33 @@ final class PreconditionTests: XCTestCase {
         try assertTraps("main-actor message, turn off main", mentioning: "at a turn off the main thread")
     }
 
-    func testBadDurationsDelaysAndBouncesStopWithAMessageNamingThem() throws {
-        try assertTraps("negative duration", mentioning: "duration must be finite and not negative (got -1.0)")
-        try assertTraps("infinite duration", mentioning: "duration must be finite and not negative (got inf)")
-        try assertTraps("NaN delay", mentioning: "delay must be finite and not negative (got nan)")
-        try assertTraps("bounce above 1", mentioning: "bounce must be finite and between -1 and 1 (got 1.5)")
-        try assertTraps("non-finite bounce", mentioning: "bounce must be finite and between -1 and 1 (got -inf)")
+    /// Numbers out of range never stop a release build (a shipping app): the child reports each as misuse
+    /// and runs to its end. A debug build stops at the first, naming it, as `assertionFailure` does.
+    func testBadAnimationNumbersDoNotStopAReleaseBuild() throws {
+        #if os(Linux)
+        guard
+            let (status, text) = try runChildProcess(
+                test: "UpdateContextTests.PreconditionTests/testTrapChild",
+                environment: ["CVU_TRAP_CASE": "bad numbers"])
+        else { return XCTFail("the child neither stopped nor returned in 120 s") }
+        #if DEBUG
+        XCTAssertNotEqual(status, 0, "a debug build stops at the first bad number")
+        XCTAssertTrue(text.contains("duration must be finite and not negative (got -1.0)"), String(text.suffix(600)))
+        #else
+        XCTAssertEqual(status, 0, String(text.suffix(600)))
+        XCTAssertTrue(text.contains("CVU_TRAP_CASE bad numbers: returned"), String(text.suffix(600)))
+        for message in [
+            "duration must be finite and not negative (got -1.0)", "duration must be finite and not negative (got inf)",
+            "delay must be finite and not negative (got nan)", "bounce must be finite and between -1 and 1 (got 1.5)",
+            "curve must be a UIView.AnimationCurve raw value, 0...15 (got 99)",
+        ] {
+            XCTAssertTrue(text.contains(message), "\(message):\n\(text.suffix(600))")
+        }
+        XCTAssertEqual(text.components(separatedBy: "(recovered)").count - 1, 6, "each reported once, recovered")
+        #endif
+        #else
+        throw XCTSkip("child processes of the test bundle are run on Linux")
+        #endif
     }
 }
 

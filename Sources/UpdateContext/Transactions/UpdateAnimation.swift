@@ -17,8 +17,9 @@ import NotificationCoalescing
 /// ```
 ///
 /// > Important: Durations and delays must be finite and not negative, and a bounce finite and between -1
-/// > and 1; anything else stops the program, in every build, with a message that names the parameter and
-/// > the caller's line.
+/// > and 1. A number out of range never stops a release build: it is clamped (a duration or delay to 0, a
+/// > bounce into -1...1, NaN to 0) and reported as misuse (`UpdateDiagnostics`, naming the parameter and the
+/// > caller's line); a debug build stops there, as `assertionFailure` does.
 public struct UpdateAnimation: Sendable, Hashable, CustomStringConvertible {
     /// The shape of the animation's progress over time.
     public enum Curve: Sendable, Hashable {
@@ -51,24 +52,27 @@ public struct UpdateAnimation: Sendable, Hashable, CustomStringConvertible {
         _ api: String, curve: Curve, duration: Double, delay: Double = 0, file: StaticString = #fileID,
         line: UInt = #line
     ) {
-        Self.check(duration, "duration", api, file: file, line: line)
-        Self.check(delay, "delay", api, file: file, line: line)
+        var curve = curve
         if case .spring(let bounce) = curve, !(bounce.isFinite && (-1...1).contains(bounce)) {
-            Misuse.unrecoverable(
-                "UpdateAnimation.\(api): bounce must be finite and between -1 and 1 (got \(bounce))", file: file,
-                line: line)
+            Misuse.recoverable(
+                "UpdateAnimation.\(api): bounce must be finite and between -1 and 1 (got \(bounce)); "
+                    + "it is clamped to -1...1 (NaN: 0)", file: file, line: line)
+            curve = .spring(bounce: bounce.isNaN ? 0 : min(max(bounce, -1), 1))
         }
         self.curve = curve
-        self.duration = duration
-        self.delay = delay
+        self.duration = Self.checked(duration, "duration", api, file: file, line: line)
+        self.delay = Self.checked(delay, "delay", api, file: file, line: line)
     }
 
-    private static func check(_ value: Double, _ name: String, _ api: String, file: StaticString, line: UInt) {
-        if !(value.isFinite && value >= 0) {
-            Misuse.unrecoverable(
-                "UpdateAnimation.\(api): \(name) must be finite and not negative (got \(value))", file: file,
-                line: line)
-        }
+    /// `value`, or 0 (reported as misuse) when it is negative or not finite.
+    private static func checked(_ value: Double, _ name: String, _ api: String, file: StaticString, line: UInt)
+        -> Double
+    {
+        if value.isFinite && value >= 0 { return value }
+        Misuse.recoverable(
+            "UpdateAnimation.\(api): \(name) must be finite and not negative (got \(value)); it is 0 instead",
+            file: file, line: line)
+        return 0
     }
 
     /// The platform's default animation, 0.35 s (the duration of UIKit's and SwiftUI's defaults).
@@ -77,8 +81,8 @@ public struct UpdateAnimation: Sendable, Hashable, CustomStringConvertible {
     /// A constant-speed animation of `duration` seconds.
     ///
     /// - Parameters:
-    ///   - duration: Finite and not negative.
-    ///   - file: The caller's file (`#fileID`), named by the message a bad duration stops with.
+    ///   - duration: Finite and not negative (else 0, reported as misuse).
+    ///   - file: The caller's file (`#fileID`), named by the report of a bad duration.
     ///   - line: The caller's line.
     public static func linear(duration: Double = 0.35, file: StaticString = #fileID, line: UInt = #line)
         -> UpdateAnimation
@@ -109,7 +113,8 @@ public struct UpdateAnimation: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A spring with SwiftUI's parameters: `duration` (perceptual, 0.5 s by default; finite, not negative)
-    /// and `bounce` (0: no bounce; finite, -1...1). A bad value stops the program, naming the caller's line.
+    /// and `bounce` (0: no bounce; finite, -1...1). A bad value is clamped and reported as misuse, naming the
+    /// caller's line.
     public static func spring(
         duration: Double = 0.5, bounce: Double = 0, file: StaticString = #fileID, line: UInt = #line
     ) -> UpdateAnimation {
@@ -130,25 +135,27 @@ public struct UpdateAnimation: Sendable, Hashable, CustomStringConvertible {
     /// ```
     ///
     /// - Parameters:
-    ///   - duration: Finite and not negative.
-    ///   - curve: 0...15 (what `UIView.AnimationOptions` can carry). Anything else stops the program, naming the
-    ///     caller's line.
-    ///   - file: The caller's file (`#fileID`), named by the message a bad value stops with.
+    ///   - duration: Finite and not negative (else 0, reported as misuse).
+    ///   - curve: 0...15 (what `UIView.AnimationOptions` can carry). Anything else is the keyboard's own curve,
+    ///     7, reported as misuse naming the caller's line.
+    ///   - file: The caller's file (`#fileID`), named by the report of a bad value.
     ///   - line: The caller's line.
     public static func keyboard(duration: Double, curve: Int, file: StaticString = #fileID, line: UInt = #line)
         -> UpdateAnimation
     {
+        var curve = curve
         if !(0...15).contains(curve) {
-            Misuse.unrecoverable(
+            Misuse.recoverable(
                 "UpdateAnimation.keyboard(duration:curve:): curve must be a UIView.AnimationCurve raw value, 0...15 "
-                    + "(got \(curve))", file: file, line: line)
+                    + "(got \(curve)); the keyboard's own curve, 7, is used instead", file: file, line: line)
+            curve = 7
         }
         return UpdateAnimation(
             "keyboard(duration:curve:)", curve: .keyboard(curve: curve), duration: duration, file: file, line: line)
     }
 
-    /// The same animation, starting `delay` seconds later (finite, not negative: a bad value stops the
-    /// program, naming the caller's line).
+    /// The same animation, starting `delay` seconds later (finite, not negative: a bad value is 0, reported as
+    /// misuse naming the caller's line).
     public func delay(_ delay: Double, file: StaticString = #fileID, line: UInt = #line) -> UpdateAnimation {
         UpdateAnimation("delay(_:)", curve: curve, duration: duration, delay: delay, file: file, line: line)
     }
