@@ -308,8 +308,8 @@ final class CanonicalPathRandomTests: XCTestCase {
             subject.pendingScopes.append(contentsOf: joined)
         }
 
-        /// Entering an animated scope on the main thread: every context with something pending delivers it
-        /// now, as its end of cycle would.
+        /// Entering a scope that animates or carries a completion, on the main thread: every context with
+        /// something pending delivers it now, as its end of cycle would.
         func modelFlushAll() {
             for subject in subjects where subject.isAlive {
                 let before = subject.rules.deliveries.count
@@ -494,10 +494,9 @@ final class CanonicalPathRandomTests: XCTestCase {
                     // Whether the task ran, and whether its probe was still there to change.
                     let taskRan = NotificationCoalescing.Locked<Bool?>(nil)
                     var taskMade = false
-                    if scope.animation != nil {
-                        modelFlushAll()
-                        log.append("(flushed)")
-                    }
+                    // Every scope here carries a completion: entering it flushes, animated or not.
+                    modelFlushAll()
+                    log.append("(flushed)")
                     withUpdateTransaction(transaction) {
                         for _ in 0..<count {
                             let target = subjects.randomElement(using: &random)!
@@ -506,7 +505,7 @@ final class CanonicalPathRandomTests: XCTestCase {
                             } else if Int.random(in: 0..<4, using: &random) == 0 {
                                 let inner = animations.randomElement(using: &random)!
                                 log.append("nested \(inner.map(Self.label) ?? "-") {")
-                                if inner != nil { modelFlushAll() }
+                                modelFlushAll()  // nested in a scope with a completion: it carries it too
                                 withUpdateAnimation(inner) {
                                     change(target, scope: scope, nestedAnimation: .some(inner))
                                 }
@@ -569,9 +568,15 @@ final class CanonicalPathRandomTests: XCTestCase {
                 case 55..<58:
                     explicitTransaction(on: subject, joining: nil)
                 case 58..<80:
-                    log.append("turn")
-                    modelTurn()
-                    scheduler.turn()
+                    if Int.random(in: 0..<5, using: &random) == 0 {
+                        // A pass in a mode of the app's own: view updates wait for a common pass, parked.
+                        log.append("turn private")
+                        scheduler.turn(mode: RunLoop.Mode("private"))
+                    } else {
+                        log.append("turn")
+                        modelTurn()
+                        scheduler.turn()
+                    }
                 case 80..<86:
                     let flag: Bool? = [nil, false, true].randomElement(using: &random)!
                     log.append("\(subject.id).update(\(flag.map { $0 ? "T" : "F" } ?? "N"))")

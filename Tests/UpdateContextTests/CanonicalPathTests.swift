@@ -134,6 +134,53 @@ final class CanonicalPathTests: XCTestCase {
         }
     }
 
+    /// `startUpdatingView()` after `removeUpdaters()` starts again: it renders at once, and later changes
+    /// render once per cycle (a second start while connected still does nothing).
+    func testStartAgainAfterRemovingTheUpdatersRendersAgain() throws {
+        let scheduler = scheduler!
+        try MainActor.assumeIsolated {
+            let controller = ArticleController(scheduler: scheduler)
+            controller.startUpdatingView()
+            try scheduler.runUntilIdle()
+            controller.updateContext.removeUpdaters()
+            controller.title = "while stopped"
+            try scheduler.runUntilIdle()
+            controller.renders.removeAll()
+            controller.startUpdatingView()
+            XCTAssertEqual(controller.renders, ["while stopped:n"], "the restart renders at once")
+            try scheduler.runUntilIdle()
+            controller.renders.removeAll()
+            controller.startUpdatingView()
+            XCTAssertEqual(controller.updateContext.updaterCount, 1, "connected once")
+            controller.title = "b"
+            scheduler.turn()
+            XCTAssertEqual(controller.renders, ["b:n"])
+            try scheduler.expectIdle()
+        }
+    }
+
+    /// `expectIdle()` passes once everything requested has been delivered, however it was delivered: by
+    /// `updateViewIfNeeded()` or `update()` before the end of the cycle, too.
+    func testExpectIdlePassesAfterAnImmediateDeliveryOfEverythingPending() throws {
+        let scheduler = scheduler!
+        try MainActor.assumeIsolated {
+            let controller = ArticleController(scheduler: scheduler)
+            controller.startUpdatingView(tracksObservation: false)
+            controller.title = "now"
+            controller.updateViewIfNeeded()
+            XCTAssertEqual(controller.renders, [":n", "now:n"])
+            XCTAssertNoThrow(try scheduler.expectIdle(), "everything requested was delivered")
+            controller.title = "again"
+            controller.updateContext.update()
+            XCTAssertNoThrow(try scheduler.expectIdle())
+            controller.title = "pending"
+            XCTAssertThrowsError(try scheduler.expectIdle(), "a change waits for its turn")
+            scheduler.turn()
+            XCTAssertEqual(controller.renders, [":n", "now:n", "again:n", "pending:n"])
+            try scheduler.expectIdle()
+        }
+    }
+
     /// A million requests over a thousand cycles: one call per cycle, the last one at the end.
     func testAMillionRequestsCallOncePerCycle() {
         let scheduler = scheduler!

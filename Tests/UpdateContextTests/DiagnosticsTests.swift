@@ -380,6 +380,27 @@ final class DiagnosticsTests: XCTestCase {
         XCTAssertEqual(recorder.reports(label: "recorded", kind: .delivery).count, 4)
     }
 
+    /// The delivery an animating scope's entry makes of what was pending is recorded as what it is: a
+    /// scope-entry flush, not an end-of-cycle delivery; the scope's own change is the end of cycle's.
+    func testARecordedScopeEntryFlushSaysWhatItIs() {
+        let context = ViewUpdatingContext(label: "flushed", scheduler: scheduler, refreshEvents: [])
+        context.onUpdate { _ in }
+        UpdateDiagnostics.isRecording = true
+        context.setNeedsUpdate()
+        withUpdateAnimation { context.setNeedsUpdate() }
+        var reports = recorder.reports(label: "flushed", kind: .delivery)
+        XCTAssertEqual(reports.count, 1)
+        XCTAssertTrue(
+            reports.first?.message.hasPrefix("scope-entry flush delivery #1, not animated") == true,
+            reports.first?.message ?? "no report")
+        scheduler.turn()
+        reports = recorder.reports(label: "flushed", kind: .delivery)
+        XCTAssertEqual(reports.count, 2)
+        XCTAssertTrue(
+            reports.last?.message.hasPrefix("end of cycle delivery #2, animated") == true,
+            reports.last?.message ?? "no report")
+    }
+
     // MARK: The handler
 
     /// Replacing the handler releases the old one outside the handler's lock: an old handler whose captures'

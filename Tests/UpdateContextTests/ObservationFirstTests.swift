@@ -115,6 +115,61 @@ final class ObservationFirstTests: XCTestCase {
         XCTAssertEqual(flags.entries, ["a"], "the scope's change was not the other context's")
     }
 
+    /// Work parked for a private run-loop mode is pending too: after a turn in a mode of the app's own parked
+    /// the context (its updaters wait for a common pass), a plain change and then a change inside an animating
+    /// scope give the same deliveries as without the private turn — the plain change at the scope's entry, not
+    /// animated, and the scope's change animated, its completion told "shown" once.
+    func testTheFlushReachesAContextParkedForAPrivateMode() {
+        startAndSettle()
+        let told = SharedLog()
+        let screen = UncheckedBox(screen!)
+        account.name = "b"
+        scheduler.turn(mode: RunLoop.Mode("private"))
+        XCTAssertEqual(screen.value.shown, [], "a private mode delivers no view update")
+        account.name = "c"
+        var transaction = UpdateTransaction(animation: .default)
+        transaction.addCompletion { told.append("\($0) after \(screen.value.shown.count)") }
+        withUpdateTransaction(transaction) { account.mood = 5 }
+        XCTAssertEqual(screen.value.shown, ["c 1 n"], "entering the scope showed the plain change, not animated")
+        XCTAssertEqual(told.entries, [])
+        XCTAssertNoThrow(try scheduler.runUntilIdle())
+        XCTAssertEqual(screen.value.shown, ["c 1 n", "c 5 a"])
+        XCTAssertEqual(told.entries, ["shown(finished: true) after 2"])
+    }
+
+    /// The same with a notification queue's work parked for the private mode beside the context.
+    func testTheFlushReachesPendingContextsBesideWorkParkedForAPrivateMode() {
+        startAndSettle()
+        let queue = NotificationCoalescingContext(scheduler: scheduler)
+        queue.enqueue(Notification(name: .init("parked")), forModes: [RunLoop.Mode("private")])
+        scheduler.turn()
+        let screen = UncheckedBox(screen!)
+        account.name = "b"
+        withUpdateAnimation { account.mood = 5 }
+        XCTAssertEqual(screen.value.shown, ["b 1 n"], "entering the scope showed the plain change, not animated")
+        scheduler.turn()
+        XCTAssertEqual(screen.value.shown, ["b 1 n", "b 5 a"])
+        scheduler.turn(mode: RunLoop.Mode("private"))
+        XCTAssertNoThrow(try scheduler.expectIdle())
+    }
+
+    /// A scope with a completion and no animation flushes first too, so its completion waits for the change
+    /// made in it whatever changed earlier in the cycle: told "shown" once, after the delivery that shows it.
+    func testAScopeWithACompletionAndNoAnimationWaitsForItsTrackedChange() {
+        startAndSettle()
+        let told = SharedLog()
+        let screen = UncheckedBox(screen!)
+        account.name = "b"
+        var transaction = UpdateTransaction()
+        transaction.addCompletion { told.append("\($0) after \(screen.value.shown.count)") }
+        withUpdateTransaction(transaction) { account.mood = 2 }
+        XCTAssertEqual(screen.value.shown, ["b 1 n"], "entering the scope showed the plain change")
+        XCTAssertEqual(told.entries, [], "the scope's change is not shown yet")
+        scheduler.turn()
+        XCTAssertEqual(screen.value.shown, ["b 1 n", "b 2 n"])
+        XCTAssertEqual(told.entries, ["shown(finished: true) after 2"])
+    }
+
     /// The flush is the calling thread's: a scope entered on the thread a context's scheduler turns on (here a
     /// manual scheduler made and turned on another thread) delivers what that context has pending; a scope
     /// entered on the main thread leaves it alone, for its own thread's turn.

@@ -33,17 +33,21 @@ extension CoalescingScheduler {
         cvu_word_fetch_or(turnWord + Word.hostsViews, 1) & 1 == 0
     }
 
-    /// Whether clients may be waiting for the next turn. On the scheduler's thread only.
+    /// Whether clients may be waiting for a turn (the next one, or parked for a mode). On the scheduler's
+    /// thread only.
     package final var mayHaveWaitingClients: Bool {
-        !ownerWaiting.isEmpty || cvu_word_load_relaxed(turnWord) & 1 != 0
+        !ownerWaiting.isEmpty || cvu_word_load_relaxed(turnWord) & 1 != 0 || queue.withLock { !$0.parked.isEmpty }
     }
 
-    /// The clients waiting for the next turn (not those a turn under way is calling, nor those parked for
-    /// another mode), each retained in the result: for work that must act on what is pending before the turn
-    /// (an animated scope's flush). On the scheduler's thread only.
+    /// The clients waiting for a turn — for the next one, and those parked for another mode — each retained in
+    /// the result (not those a turn under way is calling): for work that must act on everything pending before
+    /// the turn (an animated scope's flush). On the scheduler's thread only.
     package final func waitingClients() -> [any TurnClient] {
         var clients = ownerWaiting.map(\.client)
-        queue.withLock { clients += $0.waiting }
+        queue.withLock { queue in
+            clients += queue.waiting
+            clients += queue.parked.map(\.client)
+        }
         return clients
     }
 

@@ -87,11 +87,17 @@ public final class ManualScheduler: CoalescingScheduler, @unchecked Sendable {
         return runTurn(mode: mode, isCommonMode: isCommon(mode))
     }
 
-    /// Whether nothing waits for a turn: no turn has been asked for, and no work is parked for a mode
-    /// that no turn has admitted yet. Read it on the scheduler's thread.
-    public var isIdle: Bool { !hasRequestedTurn && !hasPendingWork }
+    /// Whether nothing requested waits for a turn: no turn has been asked for and no work is parked for a mode
+    /// that no turn has admitted yet — or what is listed has already been delivered, however it was delivered
+    /// (`updateViewIfNeeded()`, `update()` or an animating scope's flush before the turn), so that the next turn
+    /// would deliver nothing. Read it on the scheduler's thread.
+    public var isIdle: Bool {
+        if !hasRequestedTurn && !hasPendingWork { return true }
+        return isCurrent && !waitingClients().contains { $0.hasWorkForTurn }
+    }
 
-    /// Throws ``NotIdle`` unless ``isIdle``: call it at the end of a test, on the scheduler's thread.
+    /// Throws ``NotIdle`` unless ``isIdle``: call it at the end of a test, on the scheduler's thread. It passes
+    /// once everything requested has been delivered, at a turn or at once.
     public func expectIdle() throws {
         if !isIdle { throw NotIdle(turns: 0) }
     }

@@ -34,6 +34,10 @@ package protocol TurnClient: AnyObject {
     /// What diagnostics call the client (a scheduler's `debugDescription` lists who waits). Any thread.
     var diagnosticLabel: DiagnosticLabel? { get }
 
+    /// Whether the client still has work for a turn: `false` once what it listed itself for was done before
+    /// the turn (an update delivered at once). On the scheduler's thread; `true` unless the client knows.
+    var hasWorkForTurn: Bool { get }
+
     /// ``performTurn(_:)`` of the client at `object`, which the caller keeps alive. Implemented once, in
     /// the extension below; a requirement so that each client's witness calls its own `performTurn`
     /// directly (as an extension method it was a generic call through the witness table).
@@ -45,6 +49,7 @@ package protocol TurnClient: AnyObject {
 
 extension TurnClient {
     package var diagnosticLabel: DiagnosticLabel? { nil }
+    package var hasWorkForTurn: Bool { true }
 }
 
 /// A client in the scheduler's own-thread list: retained by hand (one retain when listed, one release

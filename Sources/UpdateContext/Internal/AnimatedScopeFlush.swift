@@ -1,9 +1,10 @@
 import CCoalescingSupport
 import NotificationCoalescing
 
-/// What entering an animating `withUpdateTransaction` scope does first, as UIKit 26's `.flushUpdates`
-/// animation option does: every context whose scheduler turns on the calling thread delivers what is pending
-/// now, each as its end of cycle would (a non-animated update without animation), so that the scope's changes
+/// What entering a `withUpdateTransaction` scope that animates or carries a completion does first, as UIKit
+/// 26's `.flushUpdates` animation option does: every context whose scheduler turns on the calling thread
+/// (waiting for the next turn, or parked for a private run-loop mode) delivers what is pending now, each as
+/// its end of cycle would (a non-animated update without animation), so that the scope's changes
 /// are shown by deliveries of their own — animated, carrying the scope's transaction — and a change to an
 /// `@Observable` value that a tracked updater read is reported in the scope (Observation reports once per
 /// tracking: an earlier change of the cycle would have spent it).
@@ -60,6 +61,6 @@ extension UpdateStorage {
         drainInboxIfNeeded()
         let delivery = machinePointer.pointee.updateIfNeeded(defaultAnimated: animated)
         publishScheduled()
-        if let delivery { deliver(delivery) }
+        if let delivery { deliver(delivery, isScopeFlush: true) }
     }
 }

@@ -120,10 +120,13 @@ extension UpdateStorage: WatchdogSubject, SlowTurnSubject {
     /// While recording: the report of one delivery.
     func reportDelivery(
         _ delivery: Delivery, absorbed: UInt32, site: UpdateDiagnostics.Report.CallSite?,
-        transaction: CompletionGroup?, nanoseconds: UInt64
+        transaction: CompletionGroup?, nanoseconds: UInt64, isScopeFlush: Bool
     ) {
         let transaction = transaction.map { _ in deliveryTransaction(animated: delivery.animated) }
-        let kind = delivery.isForced ? "forced" : delivery.isEarlyFlush ? "early non-animated" : "end of cycle"
+        let kind =
+            delivery.isForced
+            ? "forced"
+            : delivery.isEarlyFlush ? "early non-animated" : isScopeFlush ? "scope-entry flush" : "end of cycle"
         let flag = delivery.animated ? "animated" : "not animated"
         UpdateDiagnostics.emit(
             UpdateDiagnostics.Report(
@@ -214,7 +217,7 @@ extension UpdateStorage: WatchdogSubject, SlowTurnSubject {
     }
 
     /// Whether the owner connected its `updateView(animated:)` (`startUpdatingView()`).
-    var isOwnerConnected: Bool { cvu_flag_load_relaxed(flags + Self.ownerConnectedFlag) }
+    var isOwnerConnected: Bool { cvu_bits_load(flags + Self.ownerConnectedFlag) & Self.ownerConnectedOnce != 0 }
 
     /// A delivery reached no updater (main thread). On the canonical path that means `startUpdatingView()`
     /// was not called (yet): the watchdog reports it if that is still so a second later — a view

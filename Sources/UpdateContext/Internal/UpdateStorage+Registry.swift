@@ -36,6 +36,7 @@ extension UpdateStorage {
             return (removed, !removed.isEmpty && claimedUpdaterID != 0)
         }
         _ = removed
+        markOwnerDisconnected()
         return underWay
     }
 

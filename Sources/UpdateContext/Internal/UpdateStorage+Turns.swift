@@ -8,8 +8,9 @@ extension UpdateStorage {
     /// Calls every updater registered when the delivery began, in order, each with the same flag.
     ///
     /// Each entry is taken under the lock and called outside it, so an updater removed meanwhile (by
-    /// an earlier updater, from another thread, or with the context) is never called.
-    func deliver(_ delivery: Delivery) {
+    /// an earlier updater, from another thread, or with the context) is never called. `isScopeFlush`: the
+    /// delivery a scope's entry makes of what was pending (recording names it so).
+    func deliver(_ delivery: Delivery, isScopeFlush: Bool = false) {
         if isCancelled {
             machinePointer.pointee.cancel()
             return
@@ -75,7 +76,7 @@ extension UpdateStorage {
         if recording {
             reportDelivery(
                 delivery, absorbed: absorbed, site: recordedSite, transaction: transaction,
-                nanoseconds: clock.time &- began)
+                nanoseconds: clock.time &- began, isScopeFlush: isScopeFlush)
         }
     }
 
@@ -135,6 +136,12 @@ extension UpdateStorage {
     /// thread: read it after taking the lock.
     var claimedUpdaterID: UInt32 {
         cvu_u32_load_acquire(claimedUpdaterPointer)
+    }
+
+    /// Whether a turn would still find something to deliver (``ManualScheduler/isIdle``): an update pending,
+    /// or requests in the inbox. Main thread.
+    var hasWorkForTurn: Bool {
+        !isCancelled && (machinePointer.pointee.rules.isScheduled || inboxHasRequests)
     }
 
     /// View updates wait for a pass in a common mode, as Core Animation's commit does.

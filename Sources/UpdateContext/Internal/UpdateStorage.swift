@@ -177,9 +177,20 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
         set { cvu_flag_store_relaxed(flags + Self.refreshFlag, newValue) }
     }
 
-    /// Marks the context as connected to its `ViewUpdating` owner; `false` when it already was. Any thread.
+    /// The owner-connected byte's bits: connected now (`startUpdatingView()`, until `removeUpdaters()`), and
+    /// connected at least once (for the "nothing connected" report).
+    static let ownerConnectedNow: UInt8 = 1
+    static let ownerConnectedOnce: UInt8 = 2
+
+    /// Marks the context as connected to its `ViewUpdating` owner; `false` when it already is. Any thread.
     func markOwnerConnected() -> Bool {
-        !cvu_flag_exchange(flags + Self.ownerConnectedFlag, true)
+        cvu_bits_fetch_or(flags + Self.ownerConnectedFlag, Self.ownerConnectedNow | Self.ownerConnectedOnce)
+            & Self.ownerConnectedNow == 0
+    }
+
+    /// The owner's updater went with every other (`removeUpdaters()`): `startUpdatingView()` connects it again.
+    func markOwnerDisconnected() {
+        _ = cvu_bits_fetch_and(flags + Self.ownerConnectedFlag, ~Self.ownerConnectedNow)
     }
 
     var inboxHasRequests: Bool { cvu_flag_load_acquire(flags + Self.inboxFlag) }

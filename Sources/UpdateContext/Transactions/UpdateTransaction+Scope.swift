@@ -137,12 +137,13 @@ enum HeldScopes {
 /// scope's completions wait for it too. In a nested scope the innermost animation and values win, and the
 /// enclosing scopes' completions also wait for the nested body's requests.
 ///
-/// Entered with a transaction that animates, it first delivers what is pending on the contexts whose
-/// scheduler turns on the calling thread — on the main thread, an app's contexts — each as its end of cycle
-/// would (UIKit 26's `.flushUpdates`): the changes `body` makes are shown by deliveries of their own, animated,
-/// and a change to an `@Observable` value that a tracked updater read is reported in the scope whatever
-/// changed earlier in the cycle. (A context whose updaters are running, or that is suspended, keeps what is
-/// pending; so do the contexts of a turn under way on this thread that it has not reached yet.)
+/// Entered with a transaction that animates or carries a completion, it first delivers what is pending on the
+/// contexts whose scheduler turns on the calling thread — on the main thread, an app's contexts, including work
+/// parked for a private run-loop mode — each as its end of cycle would (UIKit 26's `.flushUpdates`): the
+/// changes `body` makes are shown by deliveries of their own, animated, and a change to an `@Observable` value
+/// that a tracked updater read is reported in the scope — and waited for by its completion — whatever changed
+/// earlier in the cycle. (A context whose updaters are running, or that is suspended, keeps what is pending;
+/// so do the contexts of a turn under way on this thread that it has not reached yet.)
 ///
 /// Any thread. Entered on another thread than a context's, it flushes nothing of that context: the requests
 /// made in `body` wait in the context's inbox with the transaction, and the completions still run on the
@@ -152,8 +153,9 @@ public func withUpdateTransaction<Result>(_ transaction: UpdateTransaction, _ bo
     -> Result
 {
     let current = UpdateTransaction.current.map { transaction.nested(in: $0) } ?? transaction
-    // An animating scope first delivers what is pending (`.flushUpdates`), outside the scope.
-    if current.isAnimated { AnimatedScopeFlush.flushPendingUpdates() }
+    // A scope that animates or completes first delivers what is pending (`.flushUpdates`), outside the scope:
+    // a tracked change in the body is then heard, animates and joins the completion.
+    if current.isAnimated || current.completionCount > 0 { AnimatedScopeFlush.flushPendingUpdates() }
     // The scope value holds the completions: as long as the body runs, and as long as any task created in it
     // runs (a task copies the task-local value).
     var scope = TransactionScope(current.claimingCompletions())

@@ -57,7 +57,7 @@ extension ViewUpdating {
     /// Call it once the views exist (`viewDidLoad`, `awakeFromNib`, the end of a view's `init`). The
     /// registration is weak: the context, which the object owns, never keeps the object alive, and a
     /// released object is never called. A second call does nothing: one object renders once per delivery.
-    /// To stop, call `updateContext.removeUpdaters()`.
+    /// To stop, call `updateContext.removeUpdaters()`; a call after that starts again (and renders at once).
     ///
     /// **What `updateView` reads is tracked.** Where Observation exists (iOS 17, macOS 14, tvOS 17,
     /// watchOS 10, visionOS 1, Linux), each call of ``updateView(animated:)`` runs under Observation
@@ -68,7 +68,8 @@ extension ViewUpdating {
     /// - A change made on the main actor requests one update, coalesced with every other request of the cycle
     ///   and carrying the current transaction; the view ends showing it.
     /// - Inside `withUpdateAnimation`/`withUpdateTransaction` a change animates and its completion waits for
-    ///   it, whatever changed earlier in the cycle: entering an animating scope first delivers what is pending.
+    ///   it, whatever changed earlier in the cycle: entering a scope that animates or carries a completion
+    ///   first delivers what is pending.
     /// - A change made on another thread is delivered, and once more in the next cycle. Observation reports it
     ///   before the value is stored, so a writer that stalls between the two leaves the view showing the old
     ///   value: make tracked changes on the main actor, or call ``setNeedsUpdate(animated:file:line:)`` after
