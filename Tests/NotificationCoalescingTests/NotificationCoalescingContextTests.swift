@@ -38,6 +38,19 @@ final class NotificationCoalescingContextTests: XCTestCase {
         XCTAssertEqual(recorder.count, 3)
     }
 
+    /// A `.now` post that removed everything pending leaves the scheduler idle: the next turn posts nothing.
+    func testExpectIdlePassesOnceANowPostRemovedWhatWasPending() {
+        context.enqueue(Notification(name: .a))
+        context.enqueue(Notification(name: .a), postingStyle: .now)
+        XCTAssertEqual(recorder.names, ["test.a"])
+        XCTAssertNoThrow(try scheduler.expectIdle(), "everything enqueued was posted")
+        context.enqueue(Notification(name: .b))
+        XCTAssertThrowsError(try scheduler.expectIdle(), "a notification waits for its turn")
+        scheduler.turn()
+        XCTAssertEqual(recorder.names, ["test.a", "test.b"])
+        XCTAssertNoThrow(try scheduler.expectIdle())
+    }
+
     func testNowRemovesPendingMatchesUnderItsMask() {
         context.enqueue(Notification(name: .a))
         context.enqueue(Notification(name: .b))

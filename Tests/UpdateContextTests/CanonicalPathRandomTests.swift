@@ -505,7 +505,8 @@ final class CanonicalPathRandomTests: XCTestCase {
                             } else if Int.random(in: 0..<4, using: &random) == 0 {
                                 let inner = animations.randomElement(using: &random)!
                                 log.append("nested \(inner.map(Self.label) ?? "-") {")
-                                modelFlushAll()  // nested in a scope with a completion: it carries it too
+                                // Its own transaction decides: an animation flushes; none (and no completion) does not.
+                                if inner != nil { modelFlushAll() }
                                 withUpdateAnimation(inner) {
                                     change(target, scope: scope, nestedAnimation: .some(inner))
                                 }

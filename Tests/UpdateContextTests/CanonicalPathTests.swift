@@ -159,6 +159,32 @@ final class CanonicalPathTests: XCTestCase {
         }
     }
 
+    /// `removeUpdaters()` on another thread racing `startUpdatingView()` leaves the object connected once or
+    /// not at all: a later `startUpdatingView()` then makes it connected once, never twice.
+    func testRemovalRacingAStartNeverConnectsTheObjectTwice() {
+        let scheduler = scheduler!
+        MainActor.assumeIsolated {
+            for round in 0..<5_000 {
+                let controller = ArticleController(scheduler: scheduler)
+                let context = controller.updateContext
+                let go = DispatchSemaphore(value: 0)
+                let done = DispatchSemaphore(value: 0)
+                Thread.detachNewThread {
+                    go.wait()
+                    context.removeUpdaters()
+                    done.signal()
+                }
+                go.signal()
+                controller.startUpdatingView()
+                done.wait()
+                controller.startUpdatingView()
+                if context.updaterCount != 1 {
+                    return XCTFail("round \(round): \(context.updaterCount) updaters after a start")
+                }
+            }
+        }
+    }
+
     /// `expectIdle()` passes once everything requested has been delivered, however it was delivered: by
     /// `updateViewIfNeeded()` or `update()` before the end of the cycle, too.
     func testExpectIdlePassesAfterAnImmediateDeliveryOfEverythingPending() throws {
@@ -177,6 +203,18 @@ final class CanonicalPathTests: XCTestCase {
             XCTAssertThrowsError(try scheduler.expectIdle(), "a change waits for its turn")
             scheduler.turn()
             XCTAssertEqual(controller.renders, [":n", "now:n", "again:n", "pending:n"])
+            try scheduler.expectIdle()
+            // An update held by a suspended context waits for resume(), not a turn: idle, in either order.
+            controller.title = "held"
+            controller.updateContext.suspend()
+            XCTAssertNoThrow(try scheduler.expectIdle())
+            controller.updateContext.resume()
+            XCTAssertEqual(controller.renders.last, "held:n")
+            controller.updateContext.suspend()
+            controller.title = "held again"
+            XCTAssertNoThrow(try scheduler.expectIdle())
+            controller.updateContext.resume()
+            XCTAssertEqual(controller.renders.last, "held again:n")
             try scheduler.expectIdle()
         }
     }

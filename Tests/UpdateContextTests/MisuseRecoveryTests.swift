@@ -168,6 +168,24 @@ final class MisuseRecoveryTests: XCTestCase {
         XCTAssertEqual(flags, [false])
     }
 
+    /// A frame rate out of range and `runUntilIdle(maxTurns:)` below 1 never stop a release build either:
+    /// reported, and the rate clamped (not finite or not above 0: 60; above 1 000: 1 000), the turns at least 1.
+    func testOutOfRangeRatesAndTurnCountsAreClampedAndReported() {
+        var line: UInt = #line + 1
+        XCTAssertEqual(FramePacedScheduler(framesPerSecond: 0).framesPerSecond, 60)
+        assertOneReport(mentioning: "needs a rate above 0 and at most 1 000; got 0.0", atLine: line)
+        reports.withLock { $0.removeAll() }
+        line = #line + 1
+        XCTAssertEqual(FramePacedScheduler(framesPerSecond: 5_000).framesPerSecond, 1_000)
+        assertOneReport(mentioning: "got 5000.0", atLine: line)
+        reports.withLock { $0.removeAll() }
+        context.setNeedsUpdate()
+        line = #line + 1
+        XCTAssertEqual(try scheduler.runUntilIdle(maxTurns: 0), 1)
+        assertOneReport(mentioning: "runUntilIdle(maxTurns:) needs maxTurns > 0 (got 0)", atLine: line)
+        XCTAssertEqual(flags, [false])
+    }
+
     /// A number out of range never stops a shipping app: each is reported once, naming the caller's line, and
     /// clamped — a duration or delay that is negative or not finite to 0, a bounce into -1...1 (NaN to 0), a
     /// keyboard curve outside 0...15 to the keyboard's own, 7. (`.ci/run` runs this in a release build.)

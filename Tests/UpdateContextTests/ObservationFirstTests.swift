@@ -153,6 +153,45 @@ final class ObservationFirstTests: XCTestCase {
         XCTAssertNoThrow(try scheduler.expectIdle())
     }
 
+    /// A scope entered inside a turn in a private mode, from a handler of that turn, flushes the context that
+    /// turn has already parked: the tracked change in the scope animates and its completion is told "shown".
+    func testAScopeEnteredInsideAPrivateModeTurnFlushesWhatThatTurnParked() {
+        startAndSettle()
+        let told = SharedLog()
+        let screen = UncheckedBox(screen!)
+        let account = UncheckedBox(account!)
+        let queue = NotificationCoalescingContext(scheduler: scheduler)
+        queue.observe(Notification.Name("private work")) { _, _ in
+            var transaction = UpdateTransaction(animation: .linear(duration: 0.2))
+            transaction.addCompletion { told.append("\($0) after \(screen.value.shown.count)") }
+            withUpdateTransaction(transaction) { account.value.mood = 2 }
+        }
+        account.value.name = "b"  // pending, its tracking spent
+        queue.enqueue(Notification(name: .init("private work")), forModes: [RunLoop.Mode("private")])
+        scheduler.turn(mode: RunLoop.Mode("private"))  // parks the screen's context, then runs the handler
+        XCTAssertEqual(screen.value.shown, ["b 1 n"], "the scope's entry showed the plain change")
+        XCTAssertNoThrow(try scheduler.runUntilIdle())
+        XCTAssertEqual(screen.value.shown, ["b 1 n", "b 2 a"])
+        XCTAssertEqual(told.entries, ["shown(finished: true) after 2"])
+    }
+
+    /// A scope whose own transaction neither animates nor completes does not flush, nested in one that
+    /// completes too: the body's earlier request is delivered once, at the end of the cycle.
+    func testANestedScopeWithoutAnimationOrCompletionDoesNotFlush() {
+        startAndSettle()
+        var transaction = UpdateTransaction()
+        let told = SharedLog()
+        transaction.addCompletion { told.append("\($0)") }
+        withUpdateTransaction(transaction) {
+            account.name = "b"
+            withUpdateTransaction(UpdateTransaction()) { account.mood = 3 }
+            XCTAssertEqual(screen.shown, [], "nothing delivered inside the body")
+        }
+        scheduler.turn()
+        XCTAssertEqual(screen.shown, ["b 3 n"])
+        XCTAssertEqual(told.entries, ["shown(finished: true)"])
+    }
+
     /// A scope with a completion and no animation flushes first too, so its completion waits for the change
     /// made in it whatever changed earlier in the cycle: told "shown" once, after the delivery that shows it.
     func testAScopeWithACompletionAndNoAnimationWaitsForItsTrackedChange() {

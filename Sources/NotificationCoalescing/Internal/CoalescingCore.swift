@@ -35,6 +35,11 @@ final class CoalescingCore: TurnClient, Sendable {
 
     var diagnosticLabel: DiagnosticLabel? { label }
 
+    /// Whether a turn would still post something (a `.now` post may have removed what was pending).
+    var hasWorkForTurn: Bool {
+        state.withLock { !$0.isCancelled && !$0.queue.isEmpty }
+    }
+
     /// The names of the held notifications, in posting order, and the modes they wait for.
     var pendingSummary: (names: [Notification.Name], modes: [RunLoop.Mode]) {
         state.withLock { ($0.queue.names, $0.queue.modes) }

@@ -64,25 +64,27 @@ public final class FramePacedScheduler: CoalescingScheduler, @unchecked Sendable
     /// - Parameters:
     ///   - label: What diagnostics call it (``CoalescingScheduler/label``); by default the creation site.
     ///   - framesPerSecond: The cap (a display link's rate, as the display allows) and the rate of the timer
-    ///     where no display link is used; must be above 0 and at most 1 000.
+    ///     where no display link is used; above 0 and at most 1 000 (else reported as misuse and clamped:
+    ///     not finite or not above 0, 60; above 1 000, 1 000).
     ///   - file: The creation site's file (`#fileID`): the default label.
     ///   - line: The creation site's line: the default label.
     public convenience init(
         label: String? = nil, framesPerSecond: Double = 60, file: StaticString = #fileID, line: UInt = #line
     ) {
-        Self.checkRate(framesPerSecond, file: file, line: line)
         self.init(
-            label: DiagnosticLabel(label, file: file, line: line), framesPerSecond: framesPerSecond,
-            followsDisplay: false)
+            label: DiagnosticLabel(label, file: file, line: line),
+            framesPerSecond: Self.checkedRate(framesPerSecond, file: file, line: line), followsDisplay: false)
     }
 
-    /// A bad rate stops the program in every build, naming the caller's line.
-    private static func checkRate(_ framesPerSecond: Double, file: StaticString, line: UInt) {
-        if !(framesPerSecond.isFinite && framesPerSecond > 0 && framesPerSecond <= 1_000) {
-            Misuse.unrecoverable(
-                "FramePacedScheduler(framesPerSecond:) needs a rate above 0 and at most 1 000; got \(framesPerSecond)",
-                file: file, line: line)
-        }
+    /// A rate out of range is reported as misuse (a debug build stops there) and clamped: not finite or not
+    /// above 0, the default 60; above 1 000, 1 000.
+    private static func checkedRate(_ framesPerSecond: Double, file: StaticString, line: UInt) -> Double {
+        if framesPerSecond.isFinite && framesPerSecond > 0 && framesPerSecond <= 1_000 { return framesPerSecond }
+        let clamped = framesPerSecond > 1_000 ? 1_000 : 60.0
+        Misuse.recoverable(
+            "FramePacedScheduler(framesPerSecond:) needs a rate above 0 and at most 1 000; got \(framesPerSecond), "
+                + "uses \(clamped)", file: file, line: line)
+        return clamped
     }
 
     private convenience init(label: DiagnosticLabel, framesPerSecond: Double, followsDisplay: Bool) {
@@ -97,7 +99,7 @@ public final class FramePacedScheduler: CoalescingScheduler, @unchecked Sendable
         followsDisplay: Bool, display: FrameClockPlan.Display,
         makeClock: @escaping @Sendable (FrameClockPlan, Double, @escaping () -> Void) -> any FrameClock
     ) {
-        Self.checkRate(framesPerSecond, file: #fileID, line: #line)
+        let framesPerSecond = Self.checkedRate(framesPerSecond, file: #fileID, line: #line)
         self.framesPerSecond = framesPerSecond
         self.followsDisplay = followsDisplay
         plan = FrameClockPlan.plan(framesPerSecond: framesPerSecond, followsDisplay: followsDisplay, display: display)

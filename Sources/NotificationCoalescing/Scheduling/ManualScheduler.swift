@@ -90,7 +90,8 @@ public final class ManualScheduler: CoalescingScheduler, @unchecked Sendable {
     /// Whether nothing requested waits for a turn: no turn has been asked for and no work is parked for a mode
     /// that no turn has admitted yet — or what is listed has already been delivered, however it was delivered
     /// (`updateViewIfNeeded()`, `update()` or an animating scope's flush before the turn), so that the next turn
-    /// would deliver nothing. Read it on the scheduler's thread.
+    /// would deliver nothing (an update a suspended context holds waits for its `resume()`, not for a turn).
+    /// Read it on the scheduler's thread.
     public var isIdle: Bool {
         if !hasRequestedTurn && !hasPendingWork { return true }
         return isCurrent && !waitingClients().contains { $0.hasWorkForTurn }
@@ -103,7 +104,7 @@ public final class ManualScheduler: CoalescingScheduler, @unchecked Sendable {
     }
 
     /// Turns in `mode` until no work that `mode` admits is left: no turn is asked for, and nothing parked
-    /// waits for a mode that `mode` admits. At most `maxTurns` turns.
+    /// waits for a mode that `mode` admits. At most `maxTurns` turns (below 1: reported as misuse, and 1).
     ///
     /// Work parked for a mode that `mode` does not admit stays parked (it does not ask for turns); turn
     /// in its mode to deliver it. This is the liveness rule of every scheduler (see
@@ -115,9 +116,12 @@ public final class ManualScheduler: CoalescingScheduler, @unchecked Sendable {
     public func runUntilIdle(
         mode: RunLoop.Mode = .default, maxTurns: Int = 1_000, file: StaticString = #fileID, line: UInt = #line
     ) throws -> Int {
+        var maxTurns = maxTurns
         if maxTurns <= 0 {
-            Misuse.unrecoverable(
-                "ManualScheduler.runUntilIdle(maxTurns:) needs maxTurns > 0 (got \(maxTurns))", file: file, line: line)
+            Misuse.recoverable(
+                "ManualScheduler.runUntilIdle(maxTurns:) needs maxTurns > 0 (got \(maxTurns)); it takes 1",
+                file: file, line: line)
+            maxTurns = 1
         }
         var turns = 0
         while hasWork(admittedBy: mode) {

@@ -9,6 +9,16 @@ extension UpdateStorage {
         withShared { $0.updaters.append(call) }
     }
 
+    /// Adds the `ViewUpdating` owner's updater (`startUpdatingView()`), unless it is connected now: one lock
+    /// for the check and the registration, the one `removeAllUpdaters()` clears the mark under, so that a
+    /// removal racing a start leaves the owner connected once or not at all. Returns the id, or `nil`.
+    func addOwnerUpdater(_ call: @escaping (Bool) -> Void) -> UInt64? {
+        withShared { shared in
+            guard markOwnerConnected() else { return nil }
+            return shared.updaters.append(call)
+        }
+    }
+
     /// Removes updater `id`: its token's `remove()` (`RegistrationTarget`), from any thread. Returns
     /// whether a delivery had claimed it and was still calling it (see `claimedUpdater`).
     func removeRegistration(_ id: UInt64) -> Bool {
@@ -33,10 +43,10 @@ extension UpdateStorage {
     func removeAllUpdatersReportingCallUnderWay() -> Bool {
         let (removed, underWay) = withShared { shared -> ([UpdaterEntry], Bool) in
             let removed = shared.updaters.removeAll()
+            markOwnerDisconnected()
             return (removed, !removed.isEmpty && claimedUpdaterID != 0)
         }
         _ = removed
-        markOwnerDisconnected()
         return underWay
     }
 

@@ -138,10 +138,12 @@ extension UpdateStorage {
         cvu_u32_load_acquire(claimedUpdaterPointer)
     }
 
-    /// Whether a turn would still find something to deliver (``ManualScheduler/isIdle``): an update pending,
-    /// or requests in the inbox. Main thread.
+    /// Whether a turn would still find something to deliver (``ManualScheduler/isIdle``): an update pending
+    /// and not suspended (a suspended one waits for `resume()`, not a turn), or requests in the inbox. Main
+    /// thread.
     var hasWorkForTurn: Bool {
-        !isCancelled && (machinePointer.pointee.rules.isScheduled || inboxHasRequests)
+        let rules = machinePointer.pointee.rules
+        return !isCancelled && (rules.isScheduled && !rules.isSuspended || inboxHasRequests)
     }
 
     /// View updates wait for a pass in a common mode, as Core Animation's commit does.

@@ -182,13 +182,20 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
     static let ownerConnectedNow: UInt8 = 1
     static let ownerConnectedOnce: UInt8 = 2
 
-    /// Marks the context as connected to its `ViewUpdating` owner; `false` when it already is. Any thread.
+    /// Whether the `ViewUpdating` owner is connected now (a hint: ``addOwnerUpdater(_:)`` decides). Any thread.
+    var isOwnerConnectedNow: Bool {
+        cvu_bits_load(flags + Self.ownerConnectedFlag) & Self.ownerConnectedNow != 0
+    }
+
+    /// Marks the context as connected to its `ViewUpdating` owner; `false` when it already is. Under the lock
+    /// (``addOwnerUpdater(_:)``).
     func markOwnerConnected() -> Bool {
         cvu_bits_fetch_or(flags + Self.ownerConnectedFlag, Self.ownerConnectedNow | Self.ownerConnectedOnce)
             & Self.ownerConnectedNow == 0
     }
 
     /// The owner's updater went with every other (`removeUpdaters()`): `startUpdatingView()` connects it again.
+    /// Under the lock.
     func markOwnerDisconnected() {
         _ = cvu_bits_fetch_and(flags + Self.ownerConnectedFlag, ~Self.ownerConnectedNow)
     }

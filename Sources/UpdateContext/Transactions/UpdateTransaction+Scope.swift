@@ -155,7 +155,8 @@ public func withUpdateTransaction<Result>(_ transaction: UpdateTransaction, _ bo
     let current = UpdateTransaction.current.map { transaction.nested(in: $0) } ?? transaction
     // A scope that animates or completes first delivers what is pending (`.flushUpdates`), outside the scope:
     // a tracked change in the body is then heard, animates and joins the completion.
-    if current.isAnimated || current.completionCount > 0 { AnimatedScopeFlush.flushPendingUpdates() }
+    // (The scope's own transaction decides: a nested scope without either does not flush for the outer one's.)
+    if transaction.isAnimated || transaction.completionCount > 0 { AnimatedScopeFlush.flushPendingUpdates() }
     // The scope value holds the completions: as long as the body runs, and as long as any task created in it
     // runs (a task copies the task-local value).
     var scope = TransactionScope(current.claimingCompletions())

@@ -136,7 +136,7 @@ extension ViewUpdating {
                     + "the ManualScheduler on the main thread (in Swift Testing, mark the test @MainActor)",
                 file: file, line: line)
         }
-        guard context.storage.markOwnerConnected() else { return }
+        if context.storage.isOwnerConnectedNow { return }
         let render: (Bool) -> Void = { [weak self] animated in
             guard let self else { return }
             // Where main-actor code runs: the main thread, or a main-queue block (under `dispatchMain()`
@@ -153,7 +153,10 @@ extension ViewUpdating {
         // A view or view controller's context for UIKit 26's update-properties pass asks this object for its pass.
         context.bindPassToOwner(self)
         #endif
-        context.onViewUpdater(named: "\(type(of: self)).updateView(animated:)", tracking: tracksObservation, render)
+        // Connected once: a removal on another thread racing this call leaves it connected once or not at all.
+        guard
+            context.onViewUpdater(named: "\(type(of: self)).updateView(animated:)", tracking: tracksObservation, render)
+        else { return }
         context.storage.update(false, file: file, line: line)  // on the scheduler's thread: renders at once
     }
 

@@ -108,6 +108,15 @@ extension ViewUpdatingContext {
     ///   updater (`trackedChangeOffMainThread`): Observation reports before the store.
     @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
     func onTrackingUpdater(named name: String, _ closure: @escaping (_ animated: Bool) -> Void) -> ViewUpdater {
+        // (Registered as an ordinary updater, it always is.)
+        onTrackingUpdater(named: name, asOwner: false, closure)!
+    }
+
+    /// ``onTrackingUpdater(named:_:)``; `asOwner`: the `ViewUpdating` owner's (`nil` when it is connected now).
+    @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
+    func onTrackingUpdater(
+        named name: String, asOwner: Bool, _ closure: @escaping (_ animated: Bool) -> Void
+    ) -> ViewUpdater? {
         let link = storage.link
         let label = storage.label
         let state = TrackingState()
@@ -115,7 +124,7 @@ extension ViewUpdatingContext {
         let retirer = TrackingRetirer(state: state)
         /// The updater's registration, once made: asked whether it was removed before requesting after a run.
         let registration = Locked<UInt64?>(nil)
-        let updater = onUpdate { animated in
+        let call: (Bool) -> Void = { animated in
             withExtendedLifetime(retirer) {}  // owned by this closure: retires the trackings when it goes
             let (run, stale) = state.beginDelivery(sentinel: sentinel, host: TrackedRun.current)
             stale?.retire()
@@ -167,28 +176,29 @@ extension ViewUpdatingContext {
             // of the next change), one more delivery, in the next cycle. Not the context requesting itself.
             if ended.followUp { link.setNeedsUpdate(nil, site: RequestSite(.followUp)) }
         }
-        registration.withLock { $0 = updater.id }
-        return updater
+        guard let id = asOwner ? storage.addOwnerUpdater(call) : storage.addUpdater(call) else { return nil }
+        registration.withLock { $0 = id }
+        return ViewUpdater(storage: storage, id: id)
     }
 }
 
 extension ViewUpdatingContext {
     /// The updater of `startUpdatingView()` (`name` is what reports call it): under Observation tracking when
     /// `tracking` is set and the system has Observation, a plain one otherwise.
-    func onViewUpdater(named name: String, tracking: Bool, _ render: @escaping (_ animated: Bool) -> Void) {
+    /// Returns whether it connected the owner (`false`: connected already).
+    func onViewUpdater(named name: String, tracking: Bool, _ render: @escaping (_ animated: Bool) -> Void) -> Bool {
         if tracking, #available(iOS 17, macOS 14, tvOS 17, watchOS 10, *) {
-            _ = onTrackingUpdater(named: name, render)
-        } else {
-            onUpdate(render)
+            return onTrackingUpdater(named: name, asOwner: true, render) != nil
         }
+        return storage.addOwnerUpdater(render) != nil
     }
 }
 
 #else
 extension ViewUpdatingContext {
     /// The updater of `startUpdatingView()`: without the Observation module, nothing is tracked.
-    func onViewUpdater(named name: String, tracking: Bool, _ render: @escaping (_ animated: Bool) -> Void) {
-        onUpdate(render)
+    func onViewUpdater(named name: String, tracking: Bool, _ render: @escaping (_ animated: Bool) -> Void) -> Bool {
+        storage.addOwnerUpdater(render) != nil
     }
 }
 #endif
