@@ -16,15 +16,18 @@ def linux_typecheck(caller):
     return ['swiftc', '-typecheck', '-swift-version', '6', '-I', modules, '-Xcc', f'-fmodule-map-file={maps[0]}']
 
 SDKS = (('ios', 'iPhoneOS26.2.sdk'), ('macos', 'MacOSX15.5.sdk'))
+# Xcode 16's iOS SDK: what an app that still builds with it sees (no UIKit 26, no typed messages).
+OLDER_IOS_SDK = ('ios', 'iPhoneOS18.6.sdk')
 
 
-def installed_sdks(root):
-    """The (platform, SDK) pairs apple-typecheck has installed; [] without the tool or the SDKs."""
+def installed_sdks(root, pairs=SDKS):
+    """The (platform, SDK) pairs of `pairs` that apple-typecheck has installed; [] without the tool or the
+    SDKs."""
     tool = os.path.join(root, '..', 'shared', 'tools', 'apple-typecheck')
     if not os.path.exists(tool):
         return []
     status = subprocess.run([tool, 'status'], capture_output=True, text=True).stdout
-    return [(p, sdk) for p, sdk in SDKS if f'{sdk}: installed' in status]
+    return [(p, sdk) for p, sdk in pairs if f'{sdk}: installed' in status]
 
 
 def platforms_for(code):
@@ -35,9 +38,10 @@ def platforms_for(code):
     return ('ios', 'macos')
 
 
-def typecheck(root, sources, extra_files=(), max_errors=5):
+def typecheck(root, sources, extra_files=(), max_errors=5, sdks=SDKS):
     """sources: list of Swift source texts. Returns {index: [(platform, label, verdict, [error lines])]}
-    for the platforms each source is meant for. Exits if the libraries themselves fail."""
+    for the platforms each source is meant for, against those of the (platform, SDK) pairs `sdks` that are
+    installed, at the package's minimums. Exits if the libraries themselves fail."""
     tool = os.path.join(root, '..', 'shared', 'tools', 'apple-typecheck')
     platforms = re.search(r'platforms:\s*(\[[^\]]*\])', open(os.path.join(root, 'Package.swift')).read()).group(1)
     verdicts = {}
@@ -62,11 +66,11 @@ def typecheck(root, sources, extra_files=(), max_errors=5):
             f'    name: "AppleChecked",\n    platforms: {platforms},\n    targets: [\n        '
             + ',\n        '.join(targets) + '\n    ],\n    swiftLanguageModes: [.v6]\n)\n')
         env = dict(os.environ, MAX_ERRORS=str(max_errors))
-        for platform, sdk in installed_sdks(root):
+        for platform, sdk in installed_sdks(root, sdks):
             out = subprocess.run([tool, 'check', pkg, platform, '', sdk], capture_output=True, text=True, env=env)
             if re.search(r'/ (CCoalescingSupport|NotificationCoalescing|UpdateContext): FAILS', out.stdout):
                 print(out.stdout)
-                raise SystemExit('the libraries themselves do not type-check for ' + platform)
+                raise SystemExit(f'the libraries themselves do not type-check for {platform} against {sdk}')
             lines = out.stdout.split('\n')
             for i, l in enumerate(lines):
                 m = re.match(r'^(\S+ \S+ \(\S+\)) / Source(\d+): (.*)$', l)

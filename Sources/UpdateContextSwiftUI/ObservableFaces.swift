@@ -16,11 +16,13 @@ import Observation
 /// import Observation
 ///
 /// let updateContext = ViewUpdatingContext()
-/// let face = updateContext.observableDelivery
-/// withObservationTracking {
-///     _ = face.delivery
-/// } onChange: {
-///     print("the next delivery is under way")
+/// if #available(iOS 17, macOS 14, tvOS 17, watchOS 10, *) {   // Observation's platforms (and Linux)
+///     let face = updateContext.observableDelivery
+///     withObservationTracking {
+///         _ = face.delivery
+///     } onChange: {
+///         print("the next delivery is under way")
+///     }
 /// }
 /// updateContext.setNeedsUpdate()    // any number of times, any thread: one change, at the end of the cycle
 /// ```

@@ -90,8 +90,11 @@ extension ViewUpdating {
     /// import Observation
     /// import UpdateContext
     ///
+    /// // Observation needs iOS 17, macOS 14, tvOS 17 or watchOS 10 (Linux: any)
+    /// @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
     /// @Observable final class Account { var name = "" }
     ///
+    /// @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
     /// final class AccountPresenter: ViewUpdating {
     ///     let updateContext = ViewUpdatingContext()
     ///     let account = Account()

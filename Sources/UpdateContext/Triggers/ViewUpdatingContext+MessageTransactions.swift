@@ -2,7 +2,7 @@ import Foundation
 import NotificationCoalescing
 
 // Foundation's typed messages (see ViewUpdatingContext+Messages.swift): requests that say how to animate, per
-// message, and every form in Foundation's identifier spelling (`.willEnterForeground`) as well as `M.self`.
+// message, and every form in Foundation's identifier spelling (`.keyboardWillShow`) as well as `M.self`.
 #if compiler(>=6.2) && (!canImport(Darwin) || canImport(Foundation, _version: 3600))
 
 @available(iOS 26, macOS 26, tvOS 26, watchOS 26, visionOS 26, *)
@@ -95,7 +95,9 @@ extension ViewUpdatingContext {
     // MARK: Foundation's identifier spelling
 
     /// `requestUpdates(on:of:center:animated:file:line:)` for a message named in
-    /// Foundation's identifier spelling (`.keyboardWillShow`, `.willEnterForeground`).
+    /// Foundation's identifier spelling: `updateContext.requestUpdates(on: .keyboardWillShow)`. Where the SDK
+    /// declares the identifier for more than one message type, name the subject or pass the type (see
+    /// `refreshes(on:of:center:)`).
     public func requestUpdates<
         Identifier: NotificationCenter.MessageIdentifier, M: NotificationCenter.MainActorMessage
     >(
@@ -136,7 +138,12 @@ extension ViewUpdatingContext {
     }
 
     /// `refreshes(on:of:center:)` for a lifecycle message named in Foundation's identifier
-    /// spelling: `updateContext.refreshes(on: .willEnterForeground)`.
+    /// spelling: `updateContext.refreshes(on: .willEnterForeground, of: UIApplication.shared)`.
+    ///
+    /// Name the subject: iOS 26's SDK declares `.willEnterForeground` for UIKit's `UIApplication` and `UIScene`
+    /// messages and Foundation's `NSExtensionContext` one, and `.didBecomeActive` for two, so without `of:`
+    /// the identifier is ambiguous (a compile error). Or pass the type:
+    /// `updateContext.refreshes(on: UIApplication.WillEnterForegroundMessage.self)`.
     @discardableResult
     public func refreshes<Identifier: NotificationCenter.MessageIdentifier, M: NotificationCenter.MainActorMessage>(
         on identifier: Identifier, of subject: M.Subject? = nil, center: NotificationCenter = .default
