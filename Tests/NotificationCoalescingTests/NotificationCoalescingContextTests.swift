@@ -51,6 +51,25 @@ final class NotificationCoalescingContextTests: XCTestCase {
         XCTAssertNoThrow(try scheduler.expectIdle())
     }
 
+    /// A handler that enqueues on its own context and then runs a nested loop loses nothing: what it enqueued
+    /// is posted on a later turn, though the context still waited for another mode when the turn began.
+    func testAnEnqueueFromAHandlerThatRunsANestedLoopIsPostedLater() throws {
+        let scheduler = scheduler!
+        let context = context!
+        context.observe(.a) { _, _ in
+            context.enqueue(Notification(name: .b))
+            scheduler.turn()  // a nested loop in the handler
+        }
+        context.enqueue(Notification(name: .a))
+        context.enqueue(Notification(name: .c), forModes: [RunLoop.Mode("private")])
+        scheduler.turn()
+        XCTAssertNoThrow(try scheduler.runUntilIdle())
+        XCTAssertEqual(recorder.names, ["test.a", "test.b"])
+        scheduler.turn(mode: RunLoop.Mode("private"))
+        XCTAssertEqual(recorder.names, ["test.a", "test.b", "test.c"])
+        XCTAssertNoThrow(try scheduler.expectIdle())
+    }
+
     func testNowRemovesPendingMatchesUnderItsMask() {
         context.enqueue(Notification(name: .a))
         context.enqueue(Notification(name: .b))

@@ -179,11 +179,21 @@ final class MisuseRecoveryTests: XCTestCase {
         XCTAssertEqual(FramePacedScheduler(framesPerSecond: 5_000).framesPerSecond, 1_000)
         assertOneReport(mentioning: "got 5000.0", atLine: line)
         reports.withLock { $0.removeAll() }
+        line = #line + 1
+        XCTAssertEqual(FramePacedScheduler(framesPerSecond: .infinity).framesPerSecond, 60)
+        assertOneReport(mentioning: "got inf", atLine: line)
+        reports.withLock { $0.removeAll() }
         context.setNeedsUpdate()
         line = #line + 1
         XCTAssertEqual(try scheduler.runUntilIdle(maxTurns: 0), 1)
         assertOneReport(mentioning: "runUntilIdle(maxTurns:) needs maxTurns > 0 (got 0)", atLine: line)
         XCTAssertEqual(flags, [false])
+        // Each report names the scheduler it is about.
+        let recorder = ReportRecorder()
+        defer { recorder.stop() }
+        _ = FramePacedScheduler(label: "ticker", framesPerSecond: 0)
+        XCTAssertEqual(try ManualScheduler(label: "manual").runUntilIdle(maxTurns: 0), 0)
+        XCTAssertEqual(recorder.all.filter { $0.kind == .misuse }.map(\.label), ["ticker", "manual"])
     }
 
     /// A number out of range never stops a shipping app: each is reported once, naming the caller's line, and

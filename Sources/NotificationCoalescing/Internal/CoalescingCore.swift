@@ -137,11 +137,11 @@ final class CoalescingCore: TurnClient, Sendable {
         let stamp = cvu_diagnostics_stamp_get()!
         stamp.pointee.valid = false
         stamp.pointee.othersRan = true
-        let (batch, remaining) = state.withLock { state -> ([PendingNotification], [RunLoop.Mode]?) in
+        let (batch, parks) = state.withLock { state -> ([PendingNotification], Bool) in
             let batch = state.queue.take { turn.admits($0.modes) }
             state.isQueued = !state.queue.isEmpty
             state.isParked = state.isQueued
-            return (batch, state.isQueued ? state.queue.modes : nil)
+            return (batch, state.isQueued)
         }
         for pending in batch {
             // A context released (on another thread) while this batch posts stops posting at once.
@@ -152,7 +152,19 @@ final class CoalescingCore: TurnClient, Sendable {
                 center.post(pending.notification)
             }
         }
-        return remaining
+        guard parks else { return nil }
+        // Parked for what remains, as it is now that the batch has posted: a handler's enqueue only asked for a
+        // turn (this core counts as parked), which a nested loop in the handler may have used without calling
+        // this core — the modes it waits for must include what that enqueue added.
+        return state.withLock { state in
+            guard !state.isCancelled, !state.queue.isEmpty else {
+                state.isQueued = false
+                state.isParked = false
+                return nil
+            }
+            state.isParked = true
+            return state.queue.modes
+        }
     }
 
     /// Called when the context is released: drops everything held; nothing more will post.

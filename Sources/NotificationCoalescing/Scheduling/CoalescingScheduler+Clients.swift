@@ -33,6 +33,12 @@ extension CoalescingScheduler {
         cvu_word_fetch_or(turnWord + Word.hostsViews, 1) & 1 == 0
     }
 
+    /// Whether the scheduler's thread runs a mode that is not a common one now (a nested loop in a mode of
+    /// the app's own, or a turn in one): view updates wait for a common pass. On the scheduler's thread.
+    package final var isInPrivateMode: Bool {
+        currentMode.map { !isCommon($0) } ?? false
+    }
+
     /// Whether clients may be waiting for a turn (the next one, or parked for a mode). On the scheduler's
     /// thread only.
     package final var mayHaveWaitingClients: Bool {
@@ -65,11 +71,6 @@ extension CoalescingScheduler {
         cvu_word_store_relaxed(turnWord + Word.asked, cvu_monotonic_now_ns())
         if reportsStalls { watchForStall() }
         requestTurn(insideTurn: isCurrent && turnDepth > 0)
-    }
-
-    /// Lists `client` as parked until a turn in one of `modes`.
-    private func park(_ client: any TurnClient, _ modes: [RunLoop.Mode]) {
-        queue.withLock { $0.parked.append(Parked(client: client, modes: modes)) }
     }
 
     /// Runs one turn in `mode` on the scheduler's thread: every waiting client is called once.
@@ -105,24 +106,30 @@ extension CoalescingScheduler {
         turnSerial &+= 1
         let began = noteTurn()
         let turn = SchedulerTurn(mode: mode, isCommonMode: isCommonMode, serial: turnSerial)
+        var stillParked: [Parked] = []
         let interval = Signposts.begin(.turn, label: label, count: count)
         // Requests are counted (for recorded deliveries and signposts) only while either is on.
         cvu_diagnostics_set_counting(interval != nil || cvu_diagnostics_is_recording())
-        // A client that parks is listed again at once, so that what runs later in this turn (a handler that
-        // enters an animating scope: its flush) finds it waiting.
         for pending in owned {
-            if let modes = pending.performTurn(turn) { park(pending.client, modes) }
+            if let modes = pending.performTurn(turn) {
+                stillParked.append(Parked(client: pending.client, modes: modes))
+            }
             pending.release()  // the list's retain, given back once its turn is done
         }
         for entry in parked {
-            if let modes = entry.client.performTurn(turn) { park(entry.client, modes) }
+            if let modes = entry.client.performTurn(turn) {
+                stillParked.append(Parked(client: entry.client, modes: modes))
+            }
         }
         for client in others {
-            if let modes = client.performTurn(turn) { park(client, modes) }
+            if let modes = client.performTurn(turn) { stillParked.append(Parked(client: client, modes: modes)) }
         }
         Signposts.end(interval)
         turnDepth -= 1
         noteTurnEnded(began)
+        if !stillParked.isEmpty {
+            queue.withLock { $0.parked.insert(contentsOf: stillParked, at: 0) }
+        }
         if ownerWaiting.isEmpty {
             owned.removeAll(keepingCapacity: true)
             swap(&owned, &ownerWaiting)

@@ -71,19 +71,22 @@ public final class FramePacedScheduler: CoalescingScheduler, @unchecked Sendable
     public convenience init(
         label: String? = nil, framesPerSecond: Double = 60, file: StaticString = #fileID, line: UInt = #line
     ) {
+        let label = DiagnosticLabel(label, file: file, line: line)
         self.init(
-            label: DiagnosticLabel(label, file: file, line: line),
-            framesPerSecond: Self.checkedRate(framesPerSecond, file: file, line: line), followsDisplay: false)
+            label: label, framesPerSecond: Self.checkedRate(framesPerSecond, label: label, file: file, line: line),
+            followsDisplay: false)
     }
 
     /// A rate out of range is reported as misuse (a debug build stops there) and clamped: not finite or not
     /// above 0, the default 60; above 1 000, 1 000.
-    private static func checkedRate(_ framesPerSecond: Double, file: StaticString, line: UInt) -> Double {
+    private static func checkedRate(_ framesPerSecond: Double, label: DiagnosticLabel, file: StaticString, line: UInt)
+        -> Double
+    {
         if framesPerSecond.isFinite && framesPerSecond > 0 && framesPerSecond <= 1_000 { return framesPerSecond }
-        let clamped = framesPerSecond > 1_000 ? 1_000 : 60.0
+        let clamped = framesPerSecond.isFinite && framesPerSecond > 1_000 ? 1_000 : 60.0
         Misuse.recoverable(
             "FramePacedScheduler(framesPerSecond:) needs a rate above 0 and at most 1 000; got \(framesPerSecond), "
-                + "uses \(clamped)", file: file, line: line)
+                + "uses \(clamped)", label: label.string, file: file, line: line)
         return clamped
     }
 
@@ -99,7 +102,7 @@ public final class FramePacedScheduler: CoalescingScheduler, @unchecked Sendable
         followsDisplay: Bool, display: FrameClockPlan.Display,
         makeClock: @escaping @Sendable (FrameClockPlan, Double, @escaping () -> Void) -> any FrameClock
     ) {
-        let framesPerSecond = Self.checkedRate(framesPerSecond, file: #fileID, line: #line)
+        let framesPerSecond = Self.checkedRate(framesPerSecond, label: label, file: #fileID, line: #line)
         self.framesPerSecond = framesPerSecond
         self.followsDisplay = followsDisplay
         plan = FrameClockPlan.plan(framesPerSecond: framesPerSecond, followsDisplay: followsDisplay, display: display)

@@ -120,7 +120,7 @@ public final class ManualScheduler: CoalescingScheduler, @unchecked Sendable {
         if maxTurns <= 0 {
             Misuse.recoverable(
                 "ManualScheduler.runUntilIdle(maxTurns:) needs maxTurns > 0 (got \(maxTurns)); it takes 1",
-                file: file, line: line)
+                label: label, file: file, line: line)
             maxTurns = 1
         }
         var turns = 0

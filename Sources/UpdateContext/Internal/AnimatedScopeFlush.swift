@@ -9,6 +9,9 @@ import NotificationCoalescing
 /// `@Observable` value that a tracked updater read is reported in the scope (Observation reports once per
 /// tracking: an earlier change of the cycle would have spent it).
 ///
+/// Not while the thread's run loop runs a private mode (a mode of the app's own): view updates never run there;
+/// they wait for a common pass, and so does what the scope changes.
+///
 /// The schedulers are found through a registry of those that view contexts use (noted once per scheduler,
 /// when the first context is created on it); their own lists say which contexts wait for a turn. Nothing
 /// pending costs a lock and a look at each such scheduler's list.
@@ -35,7 +38,9 @@ enum AnimatedScopeFlush {
         var due: [CoalescingScheduler] = []
         schedulers.withLock { entries in
             for entry in entries {
-                if let scheduler = entry.scheduler, scheduler.isCurrent, scheduler.mayHaveWaitingClients {
+                if let scheduler = entry.scheduler, scheduler.isCurrent, scheduler.mayHaveWaitingClients,
+                    !scheduler.isInPrivateMode
+                {
                     due.append(scheduler)
                 }
             }

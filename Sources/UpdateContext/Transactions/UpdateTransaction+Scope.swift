@@ -143,7 +143,9 @@ enum HeldScopes {
 /// changes `body` makes are shown by deliveries of their own, animated, and a change to an `@Observable` value
 /// that a tracked updater read is reported in the scope — and waited for by its completion — whatever changed
 /// earlier in the cycle. (A context whose updaters are running, or that is suspended, keeps what is pending;
-/// so do the contexts of a turn under way on this thread that it has not reached yet.)
+/// so do the contexts of a turn under way on this thread that it has not reached yet, and every context while
+/// the thread's run loop runs a private mode: view updates never run there, and a tracked change after a plain
+/// one is then shown by the next common pass, unanimated, its completion told it requested nothing.)
 ///
 /// Any thread. Entered on another thread than a context's, it flushes nothing of that context: the requests
 /// made in `body` wait in the context's inbox with the transaction, and the completions still run on the
