@@ -278,3 +278,260 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
         deliver(flush)
     }
 }
+
+/// Everything a context holds, stored as the header of its ``UpdateStorage``.
+struct UpdateStorageHeader {
+    /// What other threads touch, under the storage's lock.
+    struct Shared {
+        var inbox: [UpdateRequest] = []
+        /// Whether the inbox has registered the storage for a turn that has not drained it yet.
+        var inboxIsQueued = false
+        /// Whether recording noted a first request for this context's next delivery (`RecordingLedger`): a
+        /// delivery reads it with the first updater, under the lock it takes anyway, and looks at the ledger
+        /// (a global lock) only when it is set. In what would be padding.
+        var hasRecordedSite = false
+        /// Counts the requests put in the inbox (wrapping): what `animateWithFlushedUpdates` compares to
+        /// learn whether its changes requested anything while updaters run. Beside the flag above, in
+        /// what would be padding.
+        var posted: UInt32 = 0
+        var updaters = UpdaterList()
+        /// Created on first use (Observation tracking, async sequences): most contexts never need one.
+        var link: UpdateLink?
+        /// Keeps the scheduler alive until the context goes (`cancel()` lets it go): the scheduler holds
+        /// the storage while an update is pending, so holding it after that would make a cycle that keeps
+        /// both — and a background thread's run loop — alive after a context released with work pending.
+        var scheduler: CoalescingScheduler?
+    }
+
+    // The declaration order is the layout `UpdateStorage.Layout` computes (checked once, in `make`).
+    /// The state machine: main thread (the scheduler's thread) only.
+    var machine = UpdateStateMachine()
+    /// The scheduler, for the hot path: called through without a retain and a release. `shared.scheduler`
+    /// keeps it alive until the context goes; after that it is used only by callers that hold it
+    /// themselves (`retainedScheduler()`), and never after user code that may have released the context
+    /// (`UpdateStorage` checks `isCancelled` first).
+    let unretainedScheduler: Unmanaged<CoalescingScheduler>
+    var shared = Shared()
+    /// The low 32 bits of the id of the updater a delivery has claimed and not finished calling (0: none):
+    /// stored by the delivery under the lock when it claims, cleared without the lock after the call; read
+    /// by a removal, after it took the lock, to tell whether the call of what it removed is under way.
+    /// Atomic (CCoalescingSupport's `cvu_u32_*`). Ids that share their low bits only make a removal
+    /// answer "under way" when no call is: never the other way.
+    var claimedUpdater: UInt32 = 0
+    /// What diagnostics call the context (four bytes: an index into the labels' table). Immutable.
+    let label: DiagnosticLabel
+
+    init(scheduler: CoalescingScheduler, label: DiagnosticLabel) {
+        unretainedScheduler = Unmanaged.passUnretained(scheduler)
+        shared.scheduler = scheduler
+        self.label = label
+    }
+}
+
+/// The parts of ``UpdateStorage`` that any thread uses and no delivery does: the updater registry, the
+/// link for outside callbacks, and cancellation when the context goes. Everything here runs under the
+/// storage's lock and releases what it removed after leaving it.
+extension UpdateStorage {
+    func addUpdater(_ call: @escaping (Bool) -> Void) -> UInt64 {
+        withShared { $0.updaters.append(call) }
+    }
+
+    /// Adds the `ViewUpdating` owner's updater (`startUpdatingView()`), unless it is connected now: one lock
+    /// for the check and the registration, the one `removeAllUpdaters()` clears the mark under, so that a
+    /// removal racing a start leaves the owner connected once or not at all. Returns the id, or `nil`.
+    func addOwnerUpdater(_ call: @escaping (Bool) -> Void) -> UInt64? {
+        withShared { shared in
+            guard markOwnerConnected() else { return nil }
+            return shared.updaters.append(call)
+        }
+    }
+
+    /// Removes updater `id`: its token's `remove()` (`RegistrationTarget`), from any thread. Returns
+    /// whether a delivery had claimed it and was still calling it (see `claimedUpdater`).
+    func removeRegistration(_ id: UInt64) -> Bool {
+        let (removed, underWay) = withShared { shared -> (UpdaterEntry?, Bool) in
+            let removed = shared.updaters.remove(id: id)
+            return (removed, removed != nil && claimedUpdaterID == UInt32(truncatingIfNeeded: id))
+        }
+        _ = removed  // released outside the lock: an updater's captures may run deinit code
+        return underWay
+    }
+
+    /// Whether updater `id` is still registered (any thread).
+    func hasUpdater(_ id: UInt64) -> Bool {
+        !isCancelled && withShared { $0.updaters.contains(id: id) }
+    }
+
+    func removeAllUpdaters() {
+        _ = removeAllUpdatersReportingCallUnderWay()
+    }
+
+    /// Removes every updater; returns whether a delivery was calling one of them.
+    func removeAllUpdatersReportingCallUnderWay() -> Bool {
+        let (removed, underWay) = withShared { shared -> ([UpdaterEntry], Bool) in
+            let removed = shared.updaters.removeAll()
+            markOwnerDisconnected()
+            return (removed, !removed.isEmpty && claimedUpdaterID != 0)
+        }
+        _ = removed
+        return underWay
+    }
+
+    /// The number of requests put in the inbox so far (wrapping): main thread, to compare.
+    var postedCount: UInt32 {
+        withShared { $0.posted }
+    }
+
+    var updaterCount: Int {
+        withShared { $0.updaters.count }
+    }
+
+    /// How many sequence subscriptions run (without creating a link for the question).
+    var runningSubscriptions: Int {
+        withShared { $0.link }?.runningTasks ?? 0
+    }
+
+    /// The link that outside callbacks hold (created on first use).
+    var link: UpdateLink {
+        withShared { shared in
+            if let link = shared.link { return link }
+            let link = UpdateLink(self)
+            if isCancelled { link.cut() }
+            shared.link = link
+            return link
+        }
+    }
+
+    /// The context is gone: deliver nothing more; drop the updaters, the inbox and the link now.
+    func cancel() {
+        let dropped = withShared {
+            shared -> ([UpdaterEntry], [UpdateRequest], UpdateLink?, CoalescingScheduler?) in
+            cvu_flag_store_release(flags + Self.cancelledFlag, true)
+            defer {
+                shared.inbox.removeAll()
+                shared.link = nil
+                shared.scheduler = nil
+            }
+            return (shared.updaters.removeAll(), shared.inbox, shared.link, shared.scheduler)
+        }
+        RecordingLedger.forgetAfterRelease(self)
+        dropTransactions(inbox: dropped.1, link: dropped.2)
+        dropped.2?.cut()
+        // The scheduler (maybe a user's subclass) is released here, after the lock: it no longer holds
+        // this storage alive through a cycle, and goes now if nothing else uses it.
+    }
+
+    /// The scheduler, retained, while the context lives (`nil` once it is gone): what a caller from
+    /// outside the context (a lifecycle refresh, the link) holds while it calls in.
+    func retainedScheduler() -> CoalescingScheduler? {
+        withShared { $0.scheduler }
+    }
+}
+
+// How a context carries out what its state machine answers (main thread), and how another thread hands it
+// a request (the inbox).
+
+extension UpdateStorage {
+    // MARK: Performing actions (main thread)
+
+    /// The one place where the machine's answers are carried out.
+    func perform(_ action: UpdateStateMachine.Action) {
+        // Gone (released inside an updater that ran before this action): its scheduler may be gone too.
+        if isCancelled {
+            machinePointer.pointee.cancel()
+            publishScheduled()
+            return
+        }
+        publishScheduled()
+        switch action {
+        case .none:
+            break
+        case .askForTurn:
+            withScheduler { $0.scheduleOnOwnerThread(self) }
+        case .deliverNow(let delivery, let askForTurn):
+            if askForTurn { withScheduler { $0.scheduleOnOwnerThread(self) } }
+            deliver(delivery)
+        case .deferToInbox(let request):
+            post(request)
+        }
+    }
+
+    /// Publishes the machine's `isScheduled`, and whether the pending explicit flag is `false` (a
+    /// non-animated request is pending: bit 1, set only with bit 0), for other threads.
+    @inline(__always)
+    func publishScheduled() {
+        let rules = machinePointer.pointee.rules
+        let published: UInt8 = rules.isScheduled ? (rules.pendingFlag == false ? 3 : 1) : 0
+        if cvu_byte_load_relaxed(flags + Self.scheduledFlag) != published {
+            cvu_byte_store_release(flags + Self.scheduledFlag, published)
+            if rules.isScheduled && rules.isSuspended { watchWhileSuspended() }
+        }
+    }
+
+    /// Whether a non-animated request is pending — applied on the main thread, or waiting in the inbox —
+    /// so that an animated change made now would be preceded by the rules' early non-animated flush. Any
+    /// thread: a snapshot (the main thread may deliver right after).
+    var hasNonAnimatedRequestPending: Bool {
+        if cvu_byte_load_relaxed(flags + Self.scheduledFlag) & 2 != 0 { return true }
+        guard inboxHasRequests else { return false }
+        return withShared { shared in shared.inbox.contains { $0.isNonAnimated } }
+    }
+
+    /// Applies the inbox first, so that a main-thread request comes after what other threads asked
+    /// before it. Not while updaters run: what they ask waits there for a later cycle.
+    @inline(__always)
+    func drainInboxIfNeeded() {
+        if inboxHasRequests && !machinePointer.pointee.isDelivering { drainInbox() }
+    }
+
+    /// Applies what other threads (and re-entrant calls) put in the inbox, in arrival order.
+    ///
+    /// The inbox flag stays set until the requests are applied (and the machine's `isScheduled`
+    /// published), so that `isUpdatePending`, asked from another thread meanwhile, never reads `false`
+    /// for a request that is being applied.
+    private func drainInbox() {
+        let requests = withShared { shared -> [UpdateRequest] in
+            shared.inboxIsQueued = false
+            defer { shared.inbox.removeAll() }
+            return shared.inbox
+        }
+        for request in requests {
+            if case .transaction(let box, let update) = request {
+                apply(box.transaction, update: update)
+            } else {
+                perform(
+                    machinePointer.pointee.apply(request, defaultAnimated: animated),
+                    forPlainRequest: request.isAnimatedWithoutTransaction ? true : nil)
+            }
+        }
+        publishScheduled()
+        withShared { shared in
+            // Requests posted meanwhile keep the flag (and registered the storage for a turn of their own).
+            if shared.inbox.isEmpty { cvu_flag_store_release(flags + Self.inboxFlag, false) }
+        }
+    }
+
+    // MARK: Any thread
+
+    /// Puts a request in the inbox, applied on the main thread at its next turn, in arrival order.
+    /// Returns `false` when the context is gone (the request is dropped).
+    @discardableResult
+    func post(_ request: UpdateRequest) -> Bool {
+        var accepted = true
+        let needsTurn = withShared { shared -> Bool in
+            if isCancelled {
+                accepted = false
+                return false
+            }
+            UpdateStateMachine.enqueue(request, into: &shared.inbox)
+            shared.posted &+= 1
+            cvu_flag_store_release(flags + Self.inboxFlag, true)
+            if shared.inboxIsQueued { return false }
+            shared.inboxIsQueued = true
+            return true
+        }
+        // Reached only while the context lives or a caller holds the scheduler (see the header).
+        if needsTurn { withScheduler { $0.schedule(self) } }
+        return accepted
+    }
+}

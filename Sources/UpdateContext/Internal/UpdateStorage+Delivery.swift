@@ -2,6 +2,209 @@ import CCoalescingSupport
 import Foundation
 import NotificationCoalescing
 
+/// The main-thread half of ``UpdateStorage`` that turns and deliveries take: the scheduler's turn, and
+/// the call of each updater, claimed under the lock so that a removal from another thread is exact.
+extension UpdateStorage {
+    /// Calls every updater registered when the delivery began, in order, each with the same flag.
+    ///
+    /// Each entry is taken under the lock and called outside it, so an updater removed meanwhile (by
+    /// an earlier updater, from another thread, or with the context) is never called. `isScopeFlush`: the
+    /// delivery a scope's entry makes of what was pending (recording names it so).
+    func deliver(_ delivery: Delivery, isScopeFlush: Bool = false) {
+        if isCancelled {
+            machinePointer.pointee.cancel()
+            return
+        }
+        machinePointer.pointee.deliveryBegan(delivery)
+        let transaction = beginTransaction(of: delivery)
+        defer {
+            // What updaters asked for waits in the inbox for a later cycle. A nested run loop inside an
+            // updater may have run a turn that passed this storage by: register again, or what is pending
+            // would wait for an unrelated turn. Not when the context went inside an updater: the scheduler
+            // may have gone with it.
+            noteDeliveryEnded()
+            if machinePointer.pointee.deliveryEnded() && !isCancelled {
+                withScheduler { $0.scheduleOnOwnerThread(self) }
+            }
+        }
+        // Each entry is claimed under the lock (`claimedUpdater`): that is where its call begins. A removal
+        // from another thread takes the lock too, so it either comes first (the entry is gone) or sees the
+        // claim (the call is under way, and finishes).
+        let stripe = StripedLocks.stripe(for: self)
+        let (entry, limit, posted, hasRecordedSite) = claimFirstUpdater(stripe: stripe)
+        let absorbed = takeAbsorbed(posted: posted)
+        // The first request this delivery absorbed is claimed with its count, before any updater can request
+        // again (for the next delivery) or recording can change; a delivery made while not recording just
+        // forgets it (no stale site for a later one).
+        let recordedSite = hasRecordedSite ? RecordingLedger.take(for: self) : nil
+        // The completions run after the updaters (inside the delivery: what they request waits for a
+        // later cycle), or once the animations the updaters started end.
+        let hadUpdaters = entry != nil
+        if !hadUpdaters { noteDeliveredToNobody() }
+        defer { if let transaction { endTransaction(transaction, hadUpdaters: hadUpdaters) } }
+        // The slow-updater report times each updater (a monotonic clock, ~30 ns a read) in deliveries outside a
+        // turn, while recording, and for a while after a turn slower than a frame; other turns are timed
+        // whole by the scheduler (see `cvu_diagnostics_stamp_t`). A timed delivery in a turn starts from the
+        // turn's reading or the previous timed delivery's last one (no user code ran since); a nested one
+        // (an updater's `update()` of another context) reads the clock.
+        let stamp = cvu_diagnostics_stamp_get()!
+        let inTurn = stamp.pointee.inTurn
+        let recording = cvu_diagnostics_is_recording()
+        let timed = !inTurn || stamp.pointee.timedTurns > 0 || recording
+        let began = !timed ? 0 : stamp.pointee.valid ? stamp.pointee.stamp : cvu_monotonic_now_ns()
+        stamp.pointee.valid = false
+        if !timed {
+            // The turn is timed whole; its first untimed delivery is kept (one retain per turn), so that a slow
+            // turn with this one delivery names it.
+            if stamp.pointee.untimedDeliveries == 0 {
+                stamp.pointee.firstSubject = Unmanaged<AnyObject>.passRetained(self).toOpaque()
+            }
+            stamp.pointee.untimedDeliveries &+= 1
+        }
+        var clock = UpdaterClock(isTimed: timed, time: began)
+        let interval = Signposts.begin(.delivery, label: label.string, count: Int(absorbed))
+        callUpdaters(from: consume entry, upTo: limit, stripe: stripe, animated: delivery.animated, clock: &clock)
+        Signposts.end(interval)
+        // The next delivery of this turn starts from here — unless completions (user code) run after this.
+        if timed {
+            stamp.pointee.stamp = clock.time
+            stamp.pointee.valid = inTurn && transaction == nil && !recording
+        }
+        // Completions run after the updaters, inside the turn: a slow turn is then not this updater's alone
+        // (the next slow turns time each updater apart from what runs around it).
+        if inTurn && transaction != nil { stamp.pointee.othersRan = true }
+        if recording {
+            reportDelivery(
+                delivery, absorbed: absorbed, site: recordedSite, transaction: transaction,
+                nanoseconds: clock.time &- began, isScopeFlush: isScopeFlush)
+        }
+    }
+
+    /// Under the lock: the first updater, claimed (see `claimedUpdater`), the newest id a delivery
+    /// beginning now calls, the inbox's count of posts, and whether recording noted a first request
+    /// (cleared: this delivery takes it).
+    @inline(never)
+    private func claimFirstUpdater(
+        stripe: CUnsignedInt
+    ) -> (UpdaterEntry?, limit: UInt64, posted: UInt32, hasRecordedSite: Bool) {
+        let shared = sharedPointer
+        cvu_stripe_lock(stripe)
+        defer { cvu_stripe_unlock(stripe) }
+        let entry = shared.pointee.updaters.firstEntry
+        if let entry { cvu_u32_store_release(claimedUpdaterPointer, UInt32(truncatingIfNeeded: entry.id)) }
+        let hasRecordedSite = shared.pointee.hasRecordedSite
+        if hasRecordedSite { shared.pointee.hasRecordedSite = false }
+        return (entry, shared.pointee.updaters.newestID, shared.pointee.posted, hasRecordedSite)
+    }
+
+    /// Calls `first` (claimed by ``claimFirstUpdater(stripe:)``) and then each later updater up to `limit`,
+    /// each claimed under the lock and called outside it.
+    ///
+    /// An outlined function that owns the entry it is given: called where the delivery held its copy, an
+    /// updater was copied twice more around the call (two more retain/release pairs per delivery). The
+    /// first call is written apart from the loop's for the same reason: one `var current` for both made
+    /// the optimiser copy the entry again around each call.
+    @inline(never)
+    private func callUpdaters(
+        from first: consuming UpdaterEntry?, upTo limit: UInt64, stripe: CUnsignedInt, animated: Bool,
+        clock: inout UpdaterClock
+    ) {
+        guard let entry = consume first else { return }
+        let claimed = claimedUpdaterPointer
+        var id = entry.id
+        entry.call(animated)
+        // Released now, before the next updater runs: an updater that removed itself in this call lets go of
+        // what it captured at once (a tracked one, its tracking), as removal promises.
+        _ = consume entry
+        cvu_u32_store_release(claimed, 0)
+        if clock.isTimed { clock.lap(self) }
+        let shared = sharedPointer
+        while id < limit {
+            cvu_stripe_lock(stripe)
+            let next = shared.pointee.updaters.next(after: id, upTo: limit)
+            if let next { cvu_u32_store_release(claimed, UInt32(truncatingIfNeeded: next.id)) }
+            cvu_stripe_unlock(stripe)
+            guard let next else { return }
+            id = next.id
+            next.call(animated)
+            cvu_u32_store_release(claimed, 0)
+            if clock.isTimed { clock.lap(self) }
+        }
+    }
+
+    /// The updater a delivery has claimed and not finished calling (low 32 bits of its id; 0: none). Any
+    /// thread: read it after taking the lock.
+    var claimedUpdaterID: UInt32 {
+        cvu_u32_load_acquire(claimedUpdaterPointer)
+    }
+
+    /// Whether a turn would still find something to deliver (``ManualScheduler/isIdle``): an update pending
+    /// and not suspended (a suspended one waits for `resume()`, not a turn), or requests in the inbox. Main
+    /// thread.
+    var hasWorkForTurn: Bool {
+        let rules = machinePointer.pointee.rules
+        return !isCancelled && (rules.isScheduled && !rules.isSuspended || inboxHasRequests)
+    }
+
+    /// View updates wait for a pass in a common mode, as Core Animation's commit does.
+    private static let updateModes: [RunLoop.Mode] = [.common]
+
+    func performTurn(_ turn: SchedulerTurn) -> [RunLoop.Mode]? {
+        if isCancelled {
+            machinePointer.pointee.cancel()
+            return nil
+        }
+        // A pass in a private mode (code waiting synchronously in a mode of its own): nothing is applied or
+        // delivered; the storage stays registered, parked until a common pass. Listed twice in this turn
+        // (both of its lists), it parks once.
+        // (`isCommonMode` is exactly what `admits([.common])` asks, without comparing mode names per context.)
+        if !turn.isCommonMode {
+            return machinePointer.pointee.park(serial: turn.serial) ? Self.updateModes : nil
+        }
+        switch machinePointer.pointee.turnBegan(serial: turn.serial) {
+        case .skip:
+            return nil
+        case .missed:
+            // Registered nowhere now (the machine forgot its own-thread registration): let the next request
+            // from another thread register again; the end of the delivery registers for what is pending.
+            withShared { $0.inboxIsQueued = false }
+            return nil
+        case .run:
+            break
+        }
+        drainInboxIfNeeded()
+        let delivery = machinePointer.pointee.turnEnded(defaultAnimated: animated)
+        // Published after the updaters ran: other threads read the update as pending until it is delivered.
+        if let delivery { deliver(delivery) }
+        publishScheduled()
+        return nil
+    }
+}
+
+/// A timed delivery's clock: when the last updater returned, and how many have been timed.
+struct UpdaterClock {
+    let isTimed: Bool
+    var time: UInt64
+    var index = 0
+
+    init(isTimed: Bool, time: UInt64) {
+        self.isTimed = isTimed
+        self.time = time
+    }
+
+    /// An updater of `storage` returned: reports it if it took longer than a frame.
+    mutating func lap(_ storage: UpdateStorage) {
+        let now = cvu_monotonic_now_ns()
+        if now &- time > UpdateDiagnostics.frameNanoseconds {
+            storage.noteSlowUpdater(index: index, nanoseconds: now &- time)
+            time = cvu_monotonic_now_ns()  // the report's handler is not the next updater's time
+        } else {
+            time = now
+        }
+        index += 1
+    }
+}
+
 // The main thread's API of a context (and its recoveries when called elsewhere), and the lifecycle and
 // outside entry points.
 extension UpdateStorage {
