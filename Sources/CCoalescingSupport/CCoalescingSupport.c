@@ -117,5 +117,4 @@ void cvu_clock_freeze(bool frozen) {
     __atomic_store_n(&cvu_clock_test_frozen_at, cvu_monotonic_real_ns(), __ATOMIC_SEQ_CST);
 }
 
-_Thread_local const void *cvu_tls_retiring_sentinel = 0;
 _Thread_local const void *cvu_tls_tracked_run = 0;

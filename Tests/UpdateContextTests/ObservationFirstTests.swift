@@ -52,13 +52,11 @@ final class ObservationFirstTests: XCTestCase {
         screen = AccountScreen(scheduler: scheduler, account: account)
     }
 
-    /// Connects the screen and lets its first deliveries settle (the first render, and the one more that a
-    /// tracked updater's first delivery earns, in the same cycle); then forgets what they showed.
+    /// Connects the screen: it renders once, at once, and nothing more in that cycle; then forgets it.
     private func startAndSettle() {
         onMainActor(screen) { $0.startUpdatingView() }
         XCTAssertEqual(screen.shown, ["a 1 n"], "rendered once at once")
-        XCTAssertNoThrow(try scheduler.runUntilIdle())
-        XCTAssertEqual(screen.shown, ["a 1 n", "a 1 n"], "and once more at the end of that cycle")
+        XCTAssertEqual(try scheduler.runUntilIdle(), 0, "and nothing more in that cycle")
         screen.shown.removeAll()
     }
 
@@ -337,25 +335,37 @@ final class ObservationFirstTests: XCTestCase {
 
     // MARK: Write-back
 
-    /// An updater that sets what it reads is delivered again until the view shows the model's final value.
-    /// On 0.2.0 it rendered once: model `mood=2`, view `mood=1`.
-    func testAnUpdaterThatWritesBackWhatItReadIsDeliveredAgainUntilTheViewShowsIt() throws {
+    /// A write-back that a listening tracking hears — the tracking of the delivery before, in a delivery a plain
+    /// request caused — is delivered again, so the view ends showing the model, and reported once (`writeBack`).
+    /// A write-back in the first render, or in a delivery that a tracked change caused, is not heard: the
+    /// stated limit (Observation tracks what a closure read only once it has returned).
+    func testAWriteBackAListeningTrackingHearsIsDeliveredAgainAndReported() throws {
+        let recorder = ReportRecorder()
+        defer { recorder.stop() }
         screen.writesBack = { account in if account.mood < 2 { account.mood = 2 } }
         onMainActor(screen) { $0.startUpdatingView() }
         try scheduler.runUntilIdle()
         XCTAssertEqual(account.mood, 2)
-        XCTAssertEqual(screen.shown, ["a 1 n", "a 2 n"], "the view ends showing the final value")
+        XCTAssertEqual(screen.shown, ["a 1 n"], "the first render's write-back is not heard (the stated limit)")
         // A write-back in a delivery that a request caused: the tracking of the delivery before hears it.
         screen.writesBack = { account in if account.mood < 4 { account.mood = 4 } }
         screen.setNeedsUpdate()
         try scheduler.runUntilIdle()
-        XCTAssertEqual(screen.shown.suffix(2), ["a 2 n", "a 4 n"])
-        // An updater known to write back is followed by one more delivery after one that a tracked change
-        // caused (nothing could hear its write-back there).
+        XCTAssertEqual(screen.shown, ["a 1 n", "a 2 n", "a 4 n"], "the view ends showing the final value")
+        let reports = recorder.all.filter { $0.kind == .writeBack }
+        XCTAssertEqual(reports.count, 1, "\(recorder.all)")
+        XCTAssertTrue(reports.first?.message.contains("AccountScreen.updateView(animated:)") == true, "\(reports)")
+        // In a delivery that a tracked change caused, nothing listens: the write-back is the stated limit, and
+        // a request after the change outside updateView shows it.
         screen.writesBack = { account in if account.mood < 6 { account.mood = 6 } }
         account.name = "c"
         try scheduler.runUntilIdle()
-        XCTAssertEqual(screen.shown.suffix(2), ["c 4 n", "c 6 n"])
+        XCTAssertEqual(screen.shown.last, "c 4 n")
+        screen.writesBack = nil
+        screen.setNeedsUpdate()
+        try scheduler.runUntilIdle()
+        XCTAssertEqual(screen.shown.last, "c 6 n")
+        XCTAssertEqual(recorder.all.filter { $0.kind == .writeBack }.count, 1, "reported once per updater")
     }
 
     /// A write-back every cycle is an update loop: the always-on `updateLoop` report, naming the updater.
@@ -364,6 +374,7 @@ final class ObservationFirstTests: XCTestCase {
         defer { recorder.stop() }
         screen.writesBack = { account in account.count += 1 }
         onMainActor(screen) { $0.startUpdatingView() }
+        screen.setNeedsUpdate()  // a delivery a plain request causes: its write-back is heard, and so on
         for _ in 0..<70 { scheduler.turn() }
         screen.writesBack = nil
         _ = try? scheduler.runUntilIdle()

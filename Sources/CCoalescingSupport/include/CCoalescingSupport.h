@@ -329,25 +329,9 @@ extern uint64_t cvu_clock_test_frozen_at;
 /// (`false`: it jumps forward to it). Either way, no thread's reading goes back, even one racing the call.
 void cvu_clock_freeze(bool frozen);
 
-/// The sentinel a tracked updater is changing on this thread to retire one of its trackings, or NULL.
-/// Observation fires, synchronously on this thread, every tracking that read it — including a tracking
-/// around a nested delivery, into which Observation merged what the inner updater read: those firings come
-/// from the sentinel, not from a change to the outer updater's state. Set and read on one thread only.
-extern _Thread_local const void *cvu_tls_retiring_sentinel;
-
-static inline const void *cvu_retiring_sentinel(void) {
-    return cvu_tls_retiring_sentinel;
-}
-
-/// Sets the sentinel being changed on this thread; returns the one before (restore it after).
-static inline const void *cvu_set_retiring_sentinel(const void *sentinel) {
-    const void *before = cvu_tls_retiring_sentinel;
-    cvu_tls_retiring_sentinel = sentinel;
-    return before;
-}
-
-/// The innermost tracked run on this thread (a tracked updater's delivery under way; Observation merges
-/// every tracking installed inside it into its own), or null. Set and read on one thread only.
+/// The tracked updater whose delivery is under way on this thread (Observation merges every tracking begun
+/// inside it into its own, so a tracked updater delivered there tracks nothing of its own), or null. Set and
+/// read on one thread only.
 extern _Thread_local const void *cvu_tls_tracked_run;
 
 static inline const void *cvu_tracked_run(void) {

@@ -122,6 +122,11 @@ extension UpdateDiagnostics {
             /// and nothing tells the library when it is stored. Reported once per updater, naming it and the
             /// fix (change it on the main actor, or request an update after the change).
             public static let trackedChangeOffMainThread = Kind(name: "tracked change off the main thread")
+            /// A tracked updater changed an `@Observable` value it had read, while it ran (a write-back): it was
+            /// delivered again to show the value. Reported once per updater, naming it; doing it every cycle is
+            /// also an ``updateLoop``. Change state outside the updater: a write-back in its first delivery, or
+            /// in one that a tracked change caused, is not heard (a stated limit of Observation).
+            public static let writeBack = Kind(name: "write-back")
 
             public var description: String { name }
         }

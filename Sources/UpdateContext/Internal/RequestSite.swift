@@ -25,7 +25,7 @@ struct RequestSite: Sendable {
         /// made for it by the library.
         case trackedChange
         /// The library's own follow-up (a tracked updater's extra delivery after a change made on another
-        /// thread, or after its first delivery): never counted as the context requesting itself.
+        /// thread): never counted as the context requesting itself.
         case followUp
         /// A tracked updater (`updater` names it) changed, while it ran, an `@Observable` value it had read:
         /// the context requesting itself, as a `@NeedsUpdate` property set in `updateView` does.
@@ -59,7 +59,7 @@ struct RequestSite: Sendable {
         case .trackedChange:
             return Self.named("a change to an @Observable value a tracked updater read")
         case .followUp:
-            return Self.named("the follow-up of a tracked updater's delivery")
+            return Self.named("the follow-up of a tracked change heard on another thread")
         case .writeBack(let updater):
             return Self.named("\(updater), which changed an @Observable value it read")
         }

@@ -39,75 +39,16 @@ final class TransactionScope: Sendable {
     /// The scope's transaction, its completions claimed: held for as long as this object lives.
     let transaction: UpdateTransaction
 
-    /// The contexts whose tracked updaters spent their tracking on a change made outside this scope while a
-    /// task held it (``HeldScopes``), by identity.
-    private let spent = Locked<[ObjectIdentifier: UpdateLink]>([:])
-
     init(_ transaction: UpdateTransaction) {
         self.transaction = transaction
         cvu_transaction_scopes_add(1)
     }
 
-    /// A tracked updater of `link`'s context spent its tracking on a change made outside this scope while a
-    /// task held it: a change the task makes to what that updater read is heard by nobody until its delivery.
-    func noteSpentTracking(of link: UpdateLink) {
-        spent.withLock { $0[ObjectIdentifier(link)] = link }
-    }
-
     deinit {
         cvu_transaction_scopes_add(-1)
-        // Held by a task until now: the contexts whose tracking a change outside this scope spent meanwhile,
-        // still pending, deliver what the task changed with this transaction — its animation, its completions
-        // (what the task changed there was heard by no tracking, and their delivery shows it).
-        if HeldScopes.remove(self) {
-            for link in spent.withLock({ $0.values }) where link.isUpdatePending {
-                link.setNeedsUpdate(transaction: transaction, site: RequestSite(.trackedChange))
-            }
-        }
         // The scope's own hold goes with it: at the end of the body, or when the last task created in it ends
         // (it holds the completion while it runs). A completion no request holds is told now.
         transaction.releaseCompletions(nil)
-    }
-}
-
-/// The scopes that outlived their body because a `Task` created in them still runs (it holds the scope's
-/// completions), whose transaction animates or completes.
-///
-/// Observation reports a change to what a tracked updater read once per tracking: after a change made
-/// outside the task's scope has spent an updater's tracking, a change that such a task makes to what the
-/// updater read requests nothing — it is shown by the delivery the plain change asked for, and without the
-/// task's animation, while the task's scope, having requested nothing, would tell its completions "dropped".
-/// So a tracked change made while held scopes exist is noted on each of them but the one it was made in (a
-/// change made outside them, plain or in another scope), and when a held scope ends, the noted contexts still pending are requested with its transaction: the task's change animates
-/// and its completions wait for the delivery that shows it. (A noted context whose pending delivery shows
-/// nothing of the task's — the task changed something else — animates with the scope too: the price of
-/// hearing nothing.)
-enum HeldScopes {
-    // Each scope is held unretained: it removes itself in its deinit, under this lock, before it reads what
-    // was noted on it, so an entry found under the lock is still a valid object.
-    private static let registry = Locked<[ObjectIdentifier: Unmanaged<TransactionScope>]>([:])
-
-    /// `scope` outlived its body (a task holds it).
-    static func add(_ scope: TransactionScope) {
-        registry.withLock { $0[ObjectIdentifier(scope)] = Unmanaged.passUnretained(scope) }
-    }
-
-    /// `scope` ends; returns whether it was held.
-    static func remove(_ scope: TransactionScope) -> Bool {
-        registry.withLock { $0.removeValue(forKey: ObjectIdentifier(scope)) != nil }
-    }
-
-    /// A tracked updater of `link`'s context spent its tracking on a change: noted on every held scope but the
-    /// one the change was made in (whose transaction its request carries). Cheap with no scope alive.
-    static func noteSpentTracking(of link: UpdateLink) {
-        guard cvu_transaction_scopes_active() else { return }
-        let changedIn = UpdateTransaction.scope.map(ObjectIdentifier.init)
-        registry.withLock { scopes in
-            // A scope ending now waits for this lock in its deinit, before it reads its notes: still valid.
-            for (id, scope) in scopes where id != changedIn {
-                scope._withUnsafeGuaranteedRef { $0.noteSpentTracking(of: link) }
-            }
-        }
     }
 }
 
@@ -161,13 +102,7 @@ public func withUpdateTransaction<Result>(_ transaction: UpdateTransaction, _ bo
     if transaction.isAnimated || transaction.completionCount > 0 { AnimatedScopeFlush.flushPendingUpdates() }
     // The scope value holds the completions: as long as the body runs, and as long as any task created in it
     // runs (a task copies the task-local value).
-    var scope = TransactionScope(current.claimingCompletions())
-    defer {
-        // A task created in the body still holds the scope: its changes may need the help of `HeldScopes`.
-        if (current.isAnimated || current.completionCount > 0) && !isKnownUniquelyReferenced(&scope) {
-            HeldScopes.add(scope)
-        }
-    }
+    let scope = TransactionScope(current.claimingCompletions())
     return try UpdateTransaction.$scope.withValue(scope, operation: body)
 }
 

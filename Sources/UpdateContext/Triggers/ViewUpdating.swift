@@ -76,15 +76,15 @@ extension ViewUpdating {
     ///   an off-main change. The first such change is reported once (`UpdateDiagnostics`,
     ///   `trackedChangeOffMainThread`), naming this type's `updateView(animated:)`; one made while a delivery is
     ///   already pending is not heard at all (Observation reports once per tracking).
-    /// - A change ``updateView(animated:)`` makes to what it read (a write-back) is delivered again while the
-    ///   tracking of the delivery before still listens: after the first delivery — which earns one more, at the
-    ///   end of its cycle, for this — after a delivery no tracked change caused, and after every delivery once
-    ///   it has written back; every cycle is the `updateLoop` report. A delivery that a tracked change caused
-    ///   cannot hear a first write-back: change state outside `updateView`.
+    /// - A change ``updateView(animated:)`` makes to what it read (a write-back) is delivered again, and reported
+    ///   once (`writeBack`), when the tracking of the delivery before still listens: in a delivery that no
+    ///   tracked change caused. A write-back in the first render, or in a delivery that a tracked change caused,
+    ///   is not heard (the stated limit): change state outside `updateView`. Every cycle is the `updateLoop`
+    ///   report. The first cycle renders once.
     /// - Removing the updater (`updateContext.removeUpdaters()`, also from inside `updateView`) or releasing the
     ///   context ends the tracking.
     /// - Rendering another tracked object inside `updateView` (its `updateViewIfNeeded()`, or its context's
-    ///   `update()`) tracks what it read too: a change to it renders both.
+    ///   `update()`) tracks what it read in this run, not its own: a change to it requests both.
     ///
     /// ```swift
     /// import Observation

@@ -43,149 +43,301 @@ extension ViewUpdatingContext {
     /// > Note: Needs the Observation module: iOS 17, macOS 14, tvOS 17, watchOS 10, visionOS 1, and Linux.
     ///
     /// > Important: Tracking starts with the first delivery, which registering requests (a
-    /// > `setNeedsUpdate()`, coalesced with whatever else the cycle asks), and which earns one more delivery
-    /// > in the next cycle (to show what the first run changed of what it read). A change made on the main actor
+    /// > `setNeedsUpdate()`, coalesced with whatever else the cycle asks). A change made on the main actor
     /// > requests an update; so does one made on another thread, delivered on the main thread — and once more
     /// > in the next cycle. Removing the updater (its token's `remove()`, ``removeUpdaters()``, also from inside
     /// > its own delivery) or releasing the context ends its tracking: nothing requests afterwards, and the
-    /// > models keep nothing of it (of a tracking installed inside another tracked updater's run: from that
-    /// > updater's next delivery, removal or release on — see the Note below).
+    /// > models keep nothing of it.
     ///
-    /// > Note: An updater that delivers another tracked context inside itself (that context's `update()` or
-    /// > `updateIfNeeded()`) also tracks what the inner updater read — Observation merges a nested tracking into
-    /// > the one around it — so a change to it delivers both, however many times the outer updater delivered it.
-    /// > The inner context's own bookkeeping is never taken for a change: a tracking it installed inside the
-    /// > outer updater's run is retired with that run (at the outer updater's next delivery, removal or release),
-    /// > also when the inner context is delivered alone meanwhile, removed or released.
+    /// > Note: An updater delivered inside another tracked updater's run (that context's `update()` or
+    /// > `updateIfNeeded()` called from the outer updater) installs no tracking of its own: Observation merges
+    /// > what it reads into the outer run's tracking, and a change to it requests both contexts. It tracks on its
+    /// > own again at its next delivery outside such a run.
     ///
     /// > Note: Observation reports a change at its `willSet`, before the new value is stored, and no public API
-    /// > reports the store (`withObservationTracking(_:onChange:)` reports at `willSet` only; the did-set
-    /// > tracking that `Observations` is built on is not public). A change made on another thread is therefore
-    /// > delivered when it is reported (the updater may still read the old value) and once more in the next
-    /// > cycle; a writer that stalls between `willSet` and the store for longer than that leaves the view
-    /// > showing the old value. Make tracked changes on the main actor, or call
-    /// > ``setNeedsUpdate(animated:file:line:)`` after an off-main change. The first such change this updater
-    /// > hears is reported once (`UpdateDiagnostics`, `trackedChangeOffMainThread`), naming the call that
-    /// > registered it; one made while its delivery is already pending is not heard at all (Observation
-    /// > reports once per tracking, and that tracking has fired).
+    /// > reports the store. A change made on another thread is therefore delivered when it is reported (the
+    /// > updater may still read the old value) and once more in the next cycle; a writer that stalls between
+    /// > `willSet` and the store for longer than that leaves the view showing the old value. Make tracked changes
+    /// > on the main actor, or call ``setNeedsUpdate(animated:file:line:)`` after an off-main change. The first
+    /// > such change this updater hears is reported once (`UpdateDiagnostics`, `trackedChangeOffMainThread`);
+    /// > one made while its delivery is already pending is not heard at all (Observation reports once per
+    /// > tracking, and that tracking has fired).
     ///
-    /// > Note: A change the updater makes to what it read (a write-back) is delivered again while the tracking
-    /// > of the delivery before still listens — after the first delivery, after one that no tracked change
-    /// > caused, and after every delivery once it has written back — and doing it every cycle is the
-    /// > `updateLoop` report. A delivery that a tracked change caused cannot hear a first write-back (Observation
-    /// > has spent that tracking, and tracks what a closure read only once it has returned): change state
-    /// > outside the updater.
+    /// > Note: A change the updater makes to what it read (a write-back) is heard by the tracking of the
+    /// > delivery before, which listens while the updater runs: it is delivered again, and reported once
+    /// > (`writeBack`); doing it every cycle is the `updateLoop` report. A write-back in the first delivery, or in
+    /// > one that a tracked change caused (that tracking has fired), is not heard: Observation tracks what a
+    /// > closure read only once it has returned. Change state outside the updater.
     @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
     @discardableResult
     public func onTrackedUpdate(
         file: StaticString = #fileID, line: UInt = #line, _ closure: @escaping (_ animated: Bool) -> Void
     ) -> ViewUpdater {
-        let updater = onTrackingUpdater(named: "the tracked updater registered at \(file):\(line)", closure)
+        let updater = onTrackingUpdater(named: "the tracked updater registered at \(file):\(line)", closure)!
         setNeedsUpdate(file: file, line: line)
         return updater
     }
 
-    /// An updater that runs `closure` under Observation tracking (`name` is what reports call it).
-    ///
-    /// Observation cannot cancel a tracking: `withObservationTracking` keeps its registrations until a
-    /// property it read changes, and then reports once, at the change's `willSet`. So:
-    ///
-    /// - Every tracking (a ``TrackedRun``) also reads a slot of this updater's sentinel that no other live
-    ///   tracking of it reads, and changing that slot fires the tracking, which removes all its registrations: a
-    ///   tracking is *retired* that way. The one before is kept armed while the updater runs, so that a change
-    ///   the updater makes to what it read last time (a write-back) is heard and delivered again; it is retired
-    ///   once the updater has returned and the new tracking is installed.
-    /// - A tracking installed inside another tracked updater's run (a parent that delivers this context at
-    ///   once) is merged into that run's tracking by Observation: it is retired with that run, never before
-    ///   (its slot would fire the parent's tracking, and the parent's write-backs would go unheard).
-    /// - The first delivery has no tracking before it: one follow-up delivery after it (coalesced with the
-    ///   cycle's other requests) reads what that first run may have changed, with the first tracking armed.
-    /// - The updater's closure owns a ``TrackingRetirer``: removing the updater, replacing it, `removeUpdaters()`
-    ///   or the context's release drops the closure, which retires its trackings (one delivered inside another
-    ///   tracked updater's run: with that run), so that nothing requests afterwards and a long-lived model keeps
-    ///   nothing of an updater that is gone.
-    /// - A change heard off the main thread is delivered once more in the next cycle, and reported once per
-    ///   updater (`trackedChangeOffMainThread`): Observation reports before the store.
-    @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
-    func onTrackingUpdater(named name: String, _ closure: @escaping (_ animated: Bool) -> Void) -> ViewUpdater {
-        // (Registered as an ordinary updater, it always is.)
-        onTrackingUpdater(named: name, asOwner: false, closure)!
-    }
-
-    /// ``onTrackingUpdater(named:_:)``; `asOwner`: the `ViewUpdating` owner's (`nil` when it is connected now).
+    /// An updater that runs `closure` under Observation tracking (`name` is what reports call it): a
+    /// ``TrackedUpdater`` whose deliveries are this updater's calls.
+    /// `asOwner`: the `ViewUpdating` owner's updater (`startUpdatingView()`), registered unless the owner is
+    /// connected now (then `nil`).
     @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
     func onTrackingUpdater(
-        named name: String, asOwner: Bool, _ closure: @escaping (_ animated: Bool) -> Void
+        named name: String, asOwner: Bool = false, _ closure: @escaping (_ animated: Bool) -> Void
     ) -> ViewUpdater? {
-        let link = storage.link
-        let label = storage.label
-        let state = TrackingState()
-        let sentinel = TrackingSentinel()
-        let retirer = TrackingRetirer(state: state)
-        /// The updater's registration, once made: asked whether it was removed before requesting after a run.
-        let registration = Locked<UInt64?>(nil)
+        let tracked = TrackedUpdater(link: storage.link, name: name, label: storage.label)
+        let retirer = TrackedUpdater.Retirer(tracked)
         let call: (Bool) -> Void = { animated in
-            withExtendedLifetime(retirer) {}  // owned by this closure: retires the trackings when it goes
-            let (run, stale) = state.beginDelivery(sentinel: sentinel, host: TrackedRun.current)
-            stale?.retire()
-            let generation = run.generation
-            withObservationTracking {
-                sentinel.read(run.slot)
-                run.whileCurrent { closure(animated) }
-            } onChange: {
-                // Observation calls this at the change's willSet, before the new value is stored, on the
-                // changing thread, once per tracking. This updater's own sentinel changing is a retirement. A
-                // tracking fired by another updater's sentinel (its updater ran inside this one: Observation
-                // merged what it read into this tracking) heard no change of this updater's state. The mark is
-                // cleared while this runs: a request here may deliver at once, and what that delivery changes
-                // is a real change.
-                let changing = cvu_set_retiring_sentinel(nil)
-                defer { _ = cvu_set_retiring_sentinel(changing) }
-                if changing == sentinel.identity { return }
-                switch state.fire(generation, bySentinelOfAnother: changing != nil) {
-                case .none: break
-                case .change:
-                    link.setNeedsUpdate(nil, site: RequestSite(.trackedChange))
-                    HeldScopes.noteSpentTracking(of: link)
-                case .changeElsewhere(let report):
-                    if report { TrackingState.reportOffMainThread(name, label: label) }
-                    link.setNeedsUpdate(nil, site: RequestSite(.trackedChange))
-                    HeldScopes.noteSpentTracking(of: link)
-                case .track:
-                    link.setNeedsUpdate(nil, site: RequestSite(.followUp))
-                    HeldScopes.noteSpentTracking(of: link)
-                }
-            }
-            // The updater has returned and the new tracking is installed: the one before is retired (with the
-            // tracked run this one was delivered inside, if that one is still live: it merged this one's slot).
-            let ended = state.endDelivery()
-            ended.previous?.retire(changing: ended.previousArmed)
-            guard ended.writeBack || ended.followUp else { return }
-            // Removed while it ran (by itself, or `removeUpdaters()`): nothing requests, and its trackings go
-            // now, not when the delivery lets its closure go.
-            // (Not yet known — registered on another thread, delivered before `onUpdate` returned there — it is
-            // registered.)
-            if let id = registration.withLock({ $0 }), !link.hasUpdater(id) {
-                retirer.retire()
-                return
-            }
-            // What it changed of what it read, heard by the tracking before (a write-back): delivered again.
-            if ended.writeBack { link.setNeedsUpdate(nil, site: RequestSite(.writeBack(updater: name))) }
-            // After the first delivery, and after one that answered a change made on another thread (the
-            // updater may have read the value before that thread stored it; the tracking set up now only hears
-            // of the next change), one more delivery, in the next cycle. Not the context requesting itself.
-            if ended.followUp { link.setNeedsUpdate(nil, site: RequestSite(.followUp)) }
+            withExtendedLifetime(retirer) {}  // owned by this closure: retires the tracking when it goes
+            tracked.deliver(animated, closure)
         }
         guard let id = asOwner ? storage.addOwnerUpdater(call) : storage.addUpdater(call) else { return nil }
-        registration.withLock { $0 = id }
+        tracked.registered(as: id)
         return ViewUpdater(storage: storage, id: id)
+    }
+}
+
+/// One tracked updater: each delivery runs the updater under `withObservationTracking`, and a change to what
+/// it read requests an update of its context. Observation cannot cancel a tracking (it keeps its registrations
+/// until something it read changes, then reports once, at the change's `willSet`, and removes them), so:
+///
+/// - **A generation per delivery.** Each tracking knows its generation; a tracking that fires after a newer
+///   one was installed asks for nothing.
+/// - **A sentinel with two slots.** Each tracking also reads the slot of its generation's parity; changing
+///   that slot fires it, which removes its registrations: how a tracking is *retired* (when the next
+///   delivery has installed its own, or when the updater goes), so that a long-lived model keeps nothing.
+/// - **Write-backs.** The tracking before keeps listening while the updater runs: a change the updater makes
+///   to what it read last time is heard, delivered again once it has returned, and reported once
+///   (`writeBack`). A tracking only hears what a closure read once the closure has returned, so a write-back
+///   in the first delivery, or in one that a tracked change caused (that tracking has fired), is not heard:
+///   a stated limit.
+/// - **Nested tracked deliveries.** Observation merges a tracking begun inside another's closure into the
+///   outer one. So a tracked updater delivered inside another tracked updater's run installs no tracking:
+///   what it reads is that run's, and a change to it requests both contexts. The run under way on a thread is
+///   the one per-thread record this needs (`cvu_tracked_run`).
+/// - **Other threads.** A change heard off the delivering thread requests an update and one more in the next
+///   cycle (Observation reports before the store); the first one is reported (`trackedChangeOffMainThread`).
+@available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
+final class TrackedUpdater: Sendable {
+    private struct State {
+        /// The current tracking's generation (0: none yet).
+        var generation: UInt64 = 0
+        /// The current tracking has not fired.
+        var armed = false
+        /// The tracking before has not fired: it listens for write-backs while the updater runs.
+        var previousArmed = false
+        var running = false
+        var deliveringThread: ThreadIdentity?
+        /// A write-back was heard in the run under way.
+        var writeBack = false
+        /// A change was heard off the delivering thread: one more delivery after the next.
+        var followUp = false
+        var reportedOffMain = false
+        var reportedWriteBack = false
+        var retired = false
+        /// The updater's registration, once known (to tell that it was removed while it ran).
+        var id: UInt64?
+        /// The tracked contexts delivered inside the current run: what they read is this tracking's.
+        var children: [UpdateLink] = []
+    }
+
+    /// What a firing asks for.
+    private enum Firing {
+        case none
+        case change(children: [UpdateLink], reportOffMain: Bool)
+        case writeBack
+    }
+
+    let link: UpdateLink
+    let name: String
+    let label: DiagnosticLabel
+    private let state = Locked(State())
+    private let sentinel = Sentinel()
+
+    init(link: UpdateLink, name: String, label: DiagnosticLabel) {
+        self.link = link
+        self.name = name
+        self.label = label
+    }
+
+    func registered(as id: UInt64) {
+        state.withLock { $0.id = id }
+    }
+
+    /// One delivery: `closure(animated)` under a new tracking (or, inside another tracked run, under that one).
+    func deliver(_ animated: Bool, _ closure: (Bool) -> Void) {
+        if let host = cvu_tracked_run() {
+            // Inside another tracked updater's run, which tracks what this reads: that run requests this
+            // context too, and this one's own tracking goes (it would be merged into the host's anyway).
+            Unmanaged<TrackedUpdater>.fromOpaque(host).takeUnretainedValue().adopt(link)
+            retire(markingRetired: false)
+            closure(animated)
+            return
+        }
+        var children: [UpdateLink] = []
+        let generation = state.withLock { state in
+            state.generation &+= 1
+            state.previousArmed = state.armed
+            state.armed = true
+            state.running = true
+            state.deliveringThread = .current
+            swap(&children, &state.children)  // released outside the lock
+            return state.generation
+        }
+        children = []
+        withObservationTracking {
+            sentinel.read(slot: generation)
+            let outer = cvu_set_tracked_run(Unmanaged.passUnretained(self).toOpaque())
+            defer { _ = cvu_set_tracked_run(outer) }
+            closure(animated)
+        } onChange: {
+            self.fired(generation)
+        }
+        // The updater returned and the new tracking is installed: the one before is retired (and this one too
+        // when the updater was retired while it ran: it was installed after that).
+        let (retirePrevious, retired, writeBack, followUp, report) = state.withLock { state in
+            state.running = false
+            let retirePrevious = state.previousArmed
+            state.previousArmed = false
+            let writeBack = state.writeBack && !state.retired
+            let followUp = state.followUp && !state.retired
+            state.writeBack = false
+            state.followUp = false
+            let report = writeBack && !state.reportedWriteBack
+            if report { state.reportedWriteBack = true }
+            return (retirePrevious, state.retired, writeBack, followUp, report)
+        }
+        if retirePrevious { sentinel.change(slot: generation &- 1) }
+        if retired { sentinel.change(slot: generation) }
+        // Removed while it ran (by itself, or `removeUpdaters()`): nothing requests; its closure, released
+        // as the delivery lets go of it, retires the tracking.
+        guard writeBack || followUp, isRegistered else { return }
+        if writeBack {
+            if report { reportWriteBack() }
+            link.setNeedsUpdate(nil, site: RequestSite(.writeBack(updater: name)))
+        }
+        if followUp { link.setNeedsUpdate(nil, site: RequestSite(.followUp)) }
+    }
+
+    /// Whether the updater is still registered (not yet known — registered on another thread, delivered
+    /// before `onUpdate` returned there — counts as registered).
+    private var isRegistered: Bool {
+        guard let id = state.withLock({ $0.id }) else { return true }
+        return link.hasUpdater(id)
+    }
+
+    /// A tracking of `generation` fired (any thread, at a change's `willSet`).
+    private func fired(_ generation: UInt64) {
+        let firing = state.withLock { state -> Firing in
+            if state.retired { return .none }
+            let elsewhere = !(state.deliveringThread?.isCurrent ?? true)
+            if generation == state.generation {
+                guard state.armed else { return .none }
+                state.armed = false
+            } else if generation == state.generation &- 1 {
+                guard state.previousArmed else { return .none }
+                state.previousArmed = false
+                if state.running && !elsewhere {
+                    state.writeBack = true
+                    return .writeBack
+                }
+            } else if !elsewhere {
+                return .none  // retired: its slot changed
+            }
+            // A change. One heard on another thread (even by an older generation, just before its retirement)
+            // asks for one more delivery: the one under way or next may read the value before it is stored.
+            var reportOffMain = false
+            if elsewhere {
+                state.followUp = true
+                reportOffMain = !state.reportedOffMain && !MainActorPlace.isCurrent
+                if reportOffMain { state.reportedOffMain = true }
+            }
+            return .change(children: state.children, reportOffMain: reportOffMain)
+        }
+        guard case .change(let children, let reportOffMain) = firing else { return }
+        if reportOffMain { reportOffMainThread() }
+        link.setNeedsUpdate(nil, site: RequestSite(.trackedChange))
+        for child in children { child.setNeedsUpdate(nil, site: RequestSite(.trackedChange)) }
+    }
+
+    /// A tracked context delivered inside this updater's run: a change to what it read requests it too.
+    private func adopt(_ child: UpdateLink) {
+        state.withLock { state in
+            if !state.children.contains(where: { $0 === child }) { state.children.append(child) }
+        }
+    }
+
+    /// Retires the live trackings (changing their slots fires and so removes them); `markingRetired`: for
+    /// good (the updater is gone), else until its next delivery outside another tracked run. Any thread,
+    /// outside every lock.
+    func retire(markingRetired: Bool) {
+        let slots = state.withLock { state -> [UInt64] in
+            if markingRetired { state.retired = true }
+            var slots: [UInt64] = []
+            if state.armed { slots.append(state.generation) }
+            if state.previousArmed { slots.append(state.generation &- 1) }
+            state.armed = false
+            state.previousArmed = false
+            return slots
+        }
+        for slot in slots { sentinel.change(slot: slot) }
+    }
+
+    private func reportWriteBack() {
+        UpdateDiagnostics.emit(
+            UpdateDiagnostics.Report(
+                kind: .writeBack, label: label.string,
+                message: "\(name) changed an @Observable value it read while it ran (a write-back): it was "
+                    + "delivered again to show the value. Change state outside updateView: a write-back in the "
+                    + "first delivery, or in one that a tracked change caused, is not heard.",
+                callSite: UpdateDiagnostics.Report.CallSite(
+                    file: name, line: 0, thread: UpdateDiagnostics.Report.CallSite.currentThread)))
+    }
+
+    private func reportOffMainThread() {
+        UpdateDiagnostics.emit(
+            UpdateDiagnostics.Report(
+                kind: .trackedChangeOffMainThread, label: label.string,
+                message: "\(name) read an @Observable value that was changed off the main thread. Observation "
+                    + "reports a change before the new value is stored, so a delivery may show the value before "
+                    + "it, and nothing tells the library when it is stored: make tracked changes on the main actor, "
+                    + "or call setNeedsUpdate() on the context after the change (both on the changing thread).",
+                callSite: UpdateDiagnostics.Report.CallSite(
+                    file: "a change on another thread", line: 0, thread: UpdateDiagnostics.Report.CallSite.currentThread
+                )))
+    }
+
+    /// Owned by the updater's closure: when the closure goes (the updater removed, replaced, or its context
+    /// released), its deinit retires the tracking, on whatever thread let it go.
+    final class Retirer: Sendable {
+        private let tracked: TrackedUpdater
+        init(_ tracked: TrackedUpdater) { self.tracked = tracked }
+        deinit { tracked.retire(markingRetired: true) }
+    }
+
+    /// Two properties of the updater's own, one per generation's parity: changing one fires (and so removes)
+    /// the tracking that read it. Nothing is stored: a change is Observation's `willSet` and `didSet` with no
+    /// mutation between, safe from any thread.
+    private final class Sentinel: Observable, Sendable {
+        private let registrar = ObservationRegistrar()
+        var even: Void { () }
+        var odd: Void { () }
+
+        func read(slot generation: UInt64) {
+            registrar.access(self, keyPath: generation & 1 == 0 ? \.even : \.odd)
+        }
+
+        func change(slot generation: UInt64) {
+            registrar.withMutation(of: self, keyPath: generation & 1 == 0 ? \.even : \.odd) {}
+        }
     }
 }
 
 extension ViewUpdatingContext {
     /// The updater of `startUpdatingView()` (`name` is what reports call it): under Observation tracking when
-    /// `tracking` is set and the system has Observation, a plain one otherwise.
-    /// Returns whether it connected the owner (`false`: connected already).
+    /// `tracking` is set and the system has Observation, a plain one otherwise. Returns whether it connected the
+    /// owner (`false`: connected already).
     func onViewUpdater(named name: String, tracking: Bool, _ render: @escaping (_ animated: Bool) -> Void) -> Bool {
         if tracking, #available(iOS 17, macOS 14, tvOS 17, watchOS 10, *) {
             return onTrackingUpdater(named: name, asOwner: true, render) != nil
