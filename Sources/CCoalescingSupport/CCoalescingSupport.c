@@ -67,20 +67,9 @@ uint64_t cvu_transaction_epoch = 1;
 uint8_t cvu_diagnostics_recording = 0;
 uint8_t cvu_diagnostics_counting = 0;
 uint8_t cvu_recording_ledger_used = 0;
-#if defined(__APPLE__)
-_Thread_local cvu_diagnostics_stamp_t cvu_diagnostics_stamp = {0};
-#else
-_Thread_local cvu_diagnostics_stamp_t cvu_diagnostics_stamp __attribute__((tls_model("initial-exec"))) = {0};
-#endif
-int64_t cvu_clock_test_offset = 0;
-uint64_t cvu_clock_test_frozen_at = 0;
-
 #include <time.h>
 
-/// `cvu_clock_test_frozen_at` while a freeze is reading its instant: readings wait for the instant.
-#define CVU_CLOCK_FREEZING UINT64_MAX
-
-static uint64_t cvu_monotonic_real_ns(void) {
+uint64_t cvu_monotonic_now_ns(void) {
 #if defined(__APPLE__)
     return clock_gettime_nsec_np(CLOCK_UPTIME_RAW);
 #else
@@ -88,33 +77,6 @@ static uint64_t cvu_monotonic_real_ns(void) {
     clock_gettime(CLOCK_MONOTONIC, &now);
     return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 #endif
-}
-
-uint64_t cvu_monotonic_now_ns(void) {
-    for (;;) {
-        uint64_t frozen = __atomic_load_n(&cvu_clock_test_frozen_at, __ATOMIC_SEQ_CST);
-        if (frozen == CVU_CLOCK_FREEZING) continue;  // (tests only: two instructions long)
-        if (frozen == 0) {
-            uint64_t now = cvu_monotonic_real_ns();
-            // A freeze that announced itself before this reading may take an earlier instant: take its
-            // instant instead. One that announces itself after takes a later one.
-            if (__atomic_load_n(&cvu_clock_test_frozen_at, __ATOMIC_SEQ_CST) != 0) continue;
-            frozen = now;
-        }
-        return frozen + (uint64_t)__atomic_load_n(&cvu_clock_test_offset, __ATOMIC_RELAXED);
-    }
-}
-
-void cvu_clock_freeze(bool frozen) {
-    if (!frozen) {
-        // Every reading after this one is real, and so later than the instant the clock was frozen at.
-        __atomic_store_n(&cvu_clock_test_frozen_at, 0, __ATOMIC_SEQ_CST);
-        return;
-    }
-    // Announced before the instant is read: a reading that raced it either came before the instant, or sees
-    // the announcement and takes the instant.
-    __atomic_store_n(&cvu_clock_test_frozen_at, CVU_CLOCK_FREEZING, __ATOMIC_SEQ_CST);
-    __atomic_store_n(&cvu_clock_test_frozen_at, cvu_monotonic_real_ns(), __ATOMIC_SEQ_CST);
 }
 
 _Thread_local const void *cvu_tls_tracked_run = 0;

@@ -196,14 +196,15 @@ final class DiagnosticsReviewFindingsTests: XCTestCase {
     // MARK: Overdue means asked for more than a second ago
 
     func testAJustRequestedTurnAfterAnIdleSecondIsNotCalledOverdue() {
+        let clock: ManualScheduler = scheduler
         let context = ViewUpdatingContext(label: "idle", scheduler: scheduler, refreshEvents: [])
         context.onUpdate { _ in }
         context.setNeedsUpdate()
         scheduler.turn()
-        advanceDiagnosticsClock(milliseconds: 1_300)  // the app idles: nothing asks for a turn
+        clock.advanceClock(milliseconds: 1_300)  // the app idles: nothing asks for a turn
         context.setNeedsUpdate()
         XCTAssertFalse(context.debugDescription.contains("overdue"), context.debugDescription)
-        advanceDiagnosticsClock(milliseconds: 1_300)  // and now the asked-for turn has not begun for a second
+        clock.advanceClock(milliseconds: 1_300)  // and now the asked-for turn has not begun for a second
         XCTAssertTrue(context.debugDescription.contains("overdue"), context.debugDescription)
         scheduler.turn()
     }

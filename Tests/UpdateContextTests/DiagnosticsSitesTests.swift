@@ -136,15 +136,16 @@ final class DiagnosticsSitesTests: XCTestCase {
 
     /// A turn whose time went to a completion does not blame the updater.
     func testACompletionsTimeIsNotBlamedOnTheUpdater() {
+        let clock: ManualScheduler = scheduler
         let context = ViewUpdatingContext(label: "slow completion", scheduler: scheduler, refreshEvents: [])
         context.onUpdate { _ in }
         var transaction = UpdateTransaction()
-        transaction.addCompletion { _ in advanceDiagnosticsClock(milliseconds: 40) }
+        transaction.addCompletion { _ in clock.advanceClock(milliseconds: 40) }
         context.setNeedsUpdate(transaction: transaction)
         scheduler.turn()
         XCTAssertTrue(recorder.reports(label: "slow completion", kind: .slowUpdater).isEmpty, "\(recorder.all)")
         // An updater that is slow itself is still named.
-        context.onUpdate { _ in advanceDiagnosticsClock(milliseconds: 40) }
+        context.onUpdate { _ in clock.advanceClock(milliseconds: 40) }
         for _ in 0..<2 {
             context.setNeedsUpdate()
             scheduler.turn()

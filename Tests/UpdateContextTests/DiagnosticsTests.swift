@@ -195,11 +195,12 @@ final class DiagnosticsTests: XCTestCase {
     // MARK: Slow updaters
 
     func testAnUpdaterSlowerThanAFrameIsReportedOnce() {
+        let clock: ManualScheduler = scheduler
         let context = ViewUpdatingContext(label: "slow", scheduler: scheduler, refreshEvents: [])
         var calls = 0
         context.onUpdate { _ in
             calls += 1
-            advanceDiagnosticsClock(milliseconds: 40)
+            clock.advanceClock(milliseconds: 40)
         }
         context.setNeedsUpdate()
         scheduler.turn()
@@ -218,21 +219,22 @@ final class DiagnosticsTests: XCTestCase {
         // Outside a turn (update()), every updater is timed.
         let direct = ViewUpdatingContext(label: "slow update()", scheduler: scheduler, refreshEvents: [])
         direct.onUpdate { _ in }
-        direct.onUpdate { _ in advanceDiagnosticsClock(milliseconds: 30) }
+        direct.onUpdate { _ in clock.advanceClock(milliseconds: 30) }
         direct.update()
         let named = recorder.reports(label: "slow update()", kind: .slowUpdater)
         XCTAssertEqual(named.count, 1)
         XCTAssertTrue(named.first?.message.contains("updater #2 took 30.") == true, named.first?.message ?? "")
     }
 
-    /// The recorder freezes the diagnostics' clock, so a report says what the test's updater took and not what
-    /// the machine added (a preempted turn on a loaded CI machine or under a sanitizer made "updater #1 took
-    /// 40." read "took 54.729 ms"): here the updater really sleeps 20 ms and says it took 40 ms.
-    func testARecordersClockIsTheTestsNotTheMachines() {
+    /// A manual scheduler's clock moves only when told, so a report says what the test's updater took and not
+    /// what the machine added (a preempted turn on a loaded CI machine or under a sanitizer made "updater #1
+    /// took 40." read "took 54.729 ms"): here the updater really sleeps 20 ms and says it took 40 ms.
+    func testAManualSchedulersClockMovesOnlyWhenTold() {
+        let clock: ManualScheduler = scheduler
         let context = ViewUpdatingContext(label: "exact", scheduler: scheduler, refreshEvents: [])
         context.onUpdate { _ in
             Thread.sleep(forTimeInterval: 0.020)
-            advanceDiagnosticsClock(milliseconds: 40)
+            clock.advanceClock(milliseconds: 40)
         }
         context.setNeedsUpdate()
         scheduler.turn()
@@ -242,36 +244,8 @@ final class DiagnosticsTests: XCTestCase {
         XCTAssertEqual(reports.first?.duration, 0.040)
     }
 
-    /// The clock never goes back, on any thread, while recorders freeze and thaw it: a recorder that started
-    /// while another thread read the clock (a scheduler timing its turn) could freeze it at an instant before
-    /// what that thread had just read — its turn then "took" 2^64 ns, and its scheduler looked overdue for the
-    /// whole recording (the outside review of the frozen clock).
-    func testFreezingTheClockNeverTakesItBack() {
-        thawDiagnosticsClock()
-        let done = AtomicCounter()
-        let backwards = AtomicCounter()
-        // Two million readings on another thread, while this one freezes and thaws until they are done (a
-        // cycle every few microseconds: recorders made and stopped far faster than any test's).
-        Thread.detachNewThread {
-            var last = diagnosticsClockNanoseconds()
-            for _ in 0..<2_000_000 {
-                let now = diagnosticsClockNanoseconds()
-                if now < last { backwards.add() }
-                last = now
-            }
-            done.add()
-        }
-        while done.value == 0 {
-            freezeDiagnosticsClock()
-            thawDiagnosticsClock()
-            for _ in 0..<50 { _ = diagnosticsClockNanoseconds() }
-        }
-        XCTAssertEqual(backwards.value, 0, "readings that went back")
-    }
-
     /// The real clock, in the direction that cannot flake: a sleep of 30 ms lasts at least 30 ms.
     func testAnUpdaterThatReallySleepsIsReported() {
-        thawDiagnosticsClock()  // (the recorder froze it; tearDown's stop() thaws it anyway)
         let context = ViewUpdatingContext(label: "sleeper", scheduler: .mainRunLoop, refreshEvents: [])
         context.onUpdate { _ in Thread.sleep(forTimeInterval: 0.030) }
         context.setNeedsUpdate()
@@ -287,10 +261,11 @@ final class DiagnosticsTests: XCTestCase {
     }
 
     func testASlowUpdaterAmongOthersIsNamedWhenItIsSlowAgain() {
+        let clock: ManualScheduler = scheduler
         let fast = ViewUpdatingContext(label: "fast neighbour", scheduler: scheduler, refreshEvents: [])
         let slow = ViewUpdatingContext(label: "slow neighbour", scheduler: scheduler, refreshEvents: [])
-        fast.onUpdate { _ in advanceDiagnosticsClock(milliseconds: 1) }
-        slow.onUpdate { _ in advanceDiagnosticsClock(milliseconds: 25) }
+        fast.onUpdate { _ in clock.advanceClock(milliseconds: 1) }
+        slow.onUpdate { _ in clock.advanceClock(milliseconds: 25) }
         for _ in 0..<2 {
             fast.setNeedsUpdate()
             slow.setNeedsUpdate()
@@ -303,9 +278,10 @@ final class DiagnosticsTests: XCTestCase {
     }
 
     func testSlowObserversInTheSameTurnAreNotBlamedOnAView() {
+        let clock: ManualScheduler = scheduler
         let queue = NotificationCoalescingContext(label: "slow observers", scheduler: scheduler)
         let observing = NotificationObservingContext(center: queue.center)
-        observing.observe(Notification.Name("tick")) { _, _ in advanceDiagnosticsClock(milliseconds: 50) }
+        observing.observe(Notification.Name("tick")) { _, _ in clock.advanceClock(milliseconds: 50) }
         let view = ViewUpdatingContext(label: "innocent view", scheduler: scheduler, refreshEvents: [])
         view.onUpdate { _ in }
         for _ in 0..<5 {
@@ -317,9 +293,10 @@ final class DiagnosticsTests: XCTestCase {
     }
 
     func testFastUpdatersAreNotReported() {
+        let clock: ManualScheduler = scheduler
         let context = ViewUpdatingContext(label: "fast", scheduler: scheduler, refreshEvents: [])
-        context.onUpdate { _ in advanceDiagnosticsClock(milliseconds: 9) }
-        context.onUpdate { _ in advanceDiagnosticsClock(milliseconds: 9) }  // 18 ms in all, 9 each
+        context.onUpdate { _ in clock.advanceClock(milliseconds: 9) }
+        context.onUpdate { _ in clock.advanceClock(milliseconds: 9) }  // 18 ms in all, 9 each
         for _ in 0..<3 {  // the first slow turn has the next ones time each updater: 9 ms is no frame
             context.setNeedsUpdate()
             scheduler.turn()
@@ -330,8 +307,9 @@ final class DiagnosticsTests: XCTestCase {
     // MARK: Recording
 
     func testRecordingReportsEachDeliveryWithItsFirstRequestAndCount() {
+        let clock: ManualScheduler = scheduler
         let context = ViewUpdatingContext(label: "recorded", scheduler: scheduler, refreshEvents: [])
-        context.onUpdate { _ in advanceDiagnosticsClock(milliseconds: 2) }
+        context.onUpdate { _ in clock.advanceClock(milliseconds: 2) }
         context.setNeedsUpdate()
         scheduler.turn()
         XCTAssertTrue(recorder.reports(label: "recorded", kind: .delivery).isEmpty, "off by default")

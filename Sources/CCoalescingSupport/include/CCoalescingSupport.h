@@ -280,54 +280,9 @@ static inline void cvu_recording_ledger_mark_used(void) {
 }
 
 /// Nanoseconds of a monotonic clock (Linux: CLOCK_MONOTONIC through the vDSO, ~30 ns; Darwin:
-/// CLOCK_UPTIME_RAW), plus `cvu_clock_test_offset` — or, while a test froze it (`cvu_clock_test_frozen_at`),
-/// that instant plus the offset: what the diagnostics time (turns and updaters slower than a frame, when a
-/// scheduler last turned). Read per turn, and per updater only in timed deliveries (see
-/// `cvu_diagnostics_stamp_t`), never per request.
+/// CLOCK_UPTIME_RAW): what a scheduler's diagnostics read (`CoalescingScheduler.now()`), per turn, and per
+/// updater only in timed deliveries, never per request.
 uint64_t cvu_monotonic_now_ns(void);
-
-/// How this thread times deliveries for the slow-updater report, one per thread (each scheduler's turns run
-/// on its own thread). A turn is timed as a whole (two clock reads). A slow turn that made one untimed
-/// delivery and ran nothing else names that delivery's context (`firstSubject`, retained by the first
-/// untimed delivery of the turn: one retain per turn, not per delivery); any other slow turn makes the next
-/// `timedTurns` turns time each delivery and updater, so that a slow updater is named when it is slow
-/// again — without a clock read per delivery otherwise. `stamp` is the last reading a timed delivery may
-/// start from, `valid` until other code may have run (a notification's observers, a transaction's
-/// completions, a report's handler, the turn's end).
-typedef struct {
-    uint64_t stamp;
-    void *firstSubject;         // retained; taken by the turn's end
-    uint32_t timedTurns;
-    uint32_t untimedDeliveries;
-    bool valid;
-    bool inTurn;                // a turn is under way on this thread
-    bool othersRan;             // code other than deliveries ran in this turn (a notification's observers)
-} cvu_diagnostics_stamp_t;
-
-#if defined(__APPLE__)
-extern _Thread_local cvu_diagnostics_stamp_t cvu_diagnostics_stamp;
-#else
-extern _Thread_local cvu_diagnostics_stamp_t cvu_diagnostics_stamp __attribute__((tls_model("initial-exec")));
-#endif
-
-static inline cvu_diagnostics_stamp_t *cvu_diagnostics_stamp_get(void) {
-    return &cvu_diagnostics_stamp;
-}
-
-/// Added to every `cvu_monotonic_now_ns()`: tests move the clock forward instead of sleeping.
-extern int64_t cvu_clock_test_offset;
-
-static inline void cvu_clock_advance(int64_t nanoseconds) {
-    __atomic_add_fetch(&cvu_clock_test_offset, nanoseconds, __ATOMIC_RELAXED);
-}
-
-/// Nonzero: the instant a test froze `cvu_monotonic_now_ns()` at, which then moves only by
-/// `cvu_clock_advance` (what a test says an updater took, never the machine's preemptions). 0: the real clock.
-extern uint64_t cvu_clock_test_frozen_at;
-
-/// Freezes the diagnostics' clock where it stands (`true`), or lets it run again from the real clock
-/// (`false`: it jumps forward to it). Either way, no thread's reading goes back, even one racing the call.
-void cvu_clock_freeze(bool frozen);
 
 /// The tracked updater whose delivery is under way on this thread (Observation merges every tracking begun
 /// inside it into its own, so a tracked updater delivered there tracks nothing of its own), or null. Set and

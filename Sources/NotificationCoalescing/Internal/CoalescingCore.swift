@@ -17,7 +17,8 @@ final class CoalescingCore: TurnClient, Sendable {
     let center: NotificationCenter
     /// Not retained: the context holds the scheduler, and the scheduler holds this core while work is
     /// pending. A strong reference here would make a cycle that keeps both (and a background thread's run
-    /// loop) alive after the context is released with work pending. Only the context uses it.
+    /// loop) alive after the context is released with work pending. Only the context, and the scheduler's own
+    /// turns, use it.
     unowned(unsafe) let scheduler: CoalescingScheduler
     private let state = Locked(State())
     /// What diagnostics call the context.
@@ -134,7 +135,7 @@ final class CoalescingCore: TurnClient, Sendable {
 
     func performTurn(_ turn: SchedulerTurn) -> [RunLoop.Mode]? {
         // Observers run here: a delivery after this one must not be timed from before them.
-        let stamp = cvu_diagnostics_stamp_get()!
+        let stamp = scheduler.stamp
         stamp.pointee.valid = false
         stamp.pointee.othersRan = true
         let (batch, parks) = state.withLock { state -> ([PendingNotification], Bool) in

@@ -68,7 +68,7 @@ extension CoalescingScheduler {
             if cvu_word_compare_exchange(turnWord, word, (word &+ 2) | 1) { break }
             word = cvu_word_load_relaxed(turnWord)
         }
-        cvu_word_store_relaxed(turnWord + Word.asked, cvu_monotonic_now_ns())
+        cvu_word_store_relaxed(turnWord + Word.asked, now())
         if reportsStalls { watchForStall() }
         requestTurn(insideTurn: isCurrent && turnDepth > 0)
     }

@@ -7,27 +7,25 @@ extension CoalescingScheduler: WatchdogSubject, CustomDebugStringConvertible {
     /// clock's reading, and the state of a turn already under way on this thread (a nested run loop).
     @inline(__always)
     final func noteTurn() -> TurnTiming {
-        let now = cvu_monotonic_now_ns()
-        let stamp = cvu_diagnostics_stamp_get()!
-        let outer = TurnTiming(began: now, outer: stamp.pointee)
-        stamp.pointee.stamp = now
+        let began = now()
+        let outer = TurnTiming(began: began, outer: stamp.pointee)
+        stamp.pointee.stamp = began
         stamp.pointee.valid = true
         stamp.pointee.inTurn = true
         stamp.pointee.othersRan = false
         stamp.pointee.untimedDeliveries = 0
         stamp.pointee.firstSubject = nil
         if stamp.pointee.timedTurns > 0 { stamp.pointee.timedTurns -= 1 }
-        cvu_word_store_relaxed(turnWord + Word.lastTurn, now)
+        cvu_word_store_relaxed(turnWord + Word.lastTurn, began)
         cvu_word_store_relaxed(turnWord + Word.turns, cvu_word_load_relaxed(turnWord + Word.turns) &+ 1)
         return outer
     }
 
     /// The turn that ``noteTurn()`` began has ended: what runs next is not timed from it; a slow turn names
-    /// its one delivery's context, or has the next turns time each delivery (see `cvu_diagnostics_stamp_t`).
+    /// its one delivery's context, or has the next turns time each delivery (see ``TurnStamp``).
     @inline(__always)
     final func noteTurnEnded(_ timing: TurnTiming) {
-        let stamp = cvu_diagnostics_stamp_get()!
-        let elapsed = cvu_monotonic_now_ns() &- timing.began
+        let elapsed = now() &- timing.began
         let single = stamp.pointee.untimedDeliveries == 1 && !stamp.pointee.othersRan
         let subject = stamp.pointee.firstSubject.map { Unmanaged<AnyObject>.fromOpaque($0).takeRetainedValue() }
         // Back to the outer turn's state (a nested loop's turn inside one of its deliveries), or to none.
@@ -78,7 +76,7 @@ extension CoalescingScheduler: WatchdogSubject, CustomDebugStringConvertible {
     package final var isTurnOverdue: Bool {
         guard hasRequestedTurn else { return false }
         let since = max(cvu_word_load_relaxed(turnWord + Word.asked), cvu_word_load_relaxed(turnWord + Word.lastTurn))
-        return cvu_monotonic_now_ns() &- since > 1_000_000_000
+        return now() &- since > 1_000_000_000
     }
 
     /// Forgets that a stall was reported, so that the next one is (tests of a process-wide scheduler).
@@ -112,7 +110,7 @@ extension CoalescingScheduler: WatchdogSubject, CustomDebugStringConvertible {
     package final var secondsSinceLastTurn: Double? {
         let last = cvu_word_load_relaxed(turnWord + Word.lastTurn)
         guard last != 0 else { return nil }
-        return Double(cvu_monotonic_now_ns() &- last) / 1e9
+        return Double(now() &- last) / 1e9
     }
 
     /// The scheduler as a person chasing a missing update wants it: its label and type, whether a turn is
@@ -139,8 +137,29 @@ extension CoalescingScheduler: WatchdogSubject, CustomDebugStringConvertible {
 /// What ``CoalescingScheduler/noteTurn()`` hands to ``CoalescingScheduler/noteTurnEnded(_:)``.
 struct TurnTiming {
     let began: UInt64
-    /// The thread's timing state before the turn (a turn under way, when this one is nested).
-    let outer: cvu_diagnostics_stamp_t
+    /// The scheduler's timing state before the turn (a turn under way, when this one is nested).
+    let outer: TurnStamp
+}
+
+/// How a scheduler times its deliveries for the slow-updater report. A turn is timed as a whole (two clock
+/// reads). A slow turn that made one untimed delivery and ran nothing else names that delivery's context
+/// (`firstSubject`, retained by the first untimed delivery of the turn: one retain per turn, not per
+/// delivery); any other slow turn makes the next `timedTurns` turns time each delivery and updater, so that a
+/// slow updater is named when it is slow again — without a clock read per delivery otherwise. `stamp` is the
+/// last reading a timed delivery may start from, `valid` until other code may have run (a notification's
+/// observers, a transaction's completions, a report's handler, the turn's end). Confined to the scheduler's
+/// thread.
+package struct TurnStamp {
+    package var stamp: UInt64 = 0
+    /// Retained; taken by the turn's end.
+    package var firstSubject: UnsafeMutableRawPointer?
+    package var timedTurns: UInt32 = 0
+    package var untimedDeliveries: UInt32 = 0
+    package var valid = false
+    /// A turn of this scheduler is under way.
+    package var inTurn = false
+    /// Code other than deliveries ran in this turn (a notification's observers).
+    package var othersRan = false
 }
 
 /// A client that a slow turn can name: the one delivery of a turn slower than a frame.

@@ -91,14 +91,14 @@ open class CoalescingScheduler: @unchecked Sendable {
     enum Word {
         /// The turn mark (see `turnWord`).
         static let mark = 0
-        /// When the last turn that called clients began (`cvu_monotonic_now_ns`; 0: never): written on the
+        /// When the last turn that called clients began (``now()``; 0: never): written on the
         /// scheduler's thread, read anywhere.
         static let lastTurn = 1
         /// The number of turns that called clients (same threads as `lastTurn`).
         static let turns = 2
         /// Bit 0: watched by the watchdog; bit 1: a stall was reported.
         static let watch = 3
-        /// When the newest batch asked for a turn (`cvu_monotonic_now_ns`): one clock read per batch, so
+        /// When the newest batch asked for a turn (``now()``): one clock read per batch, so
         /// that a description tells an overdue turn from a scheduler that was merely idle before.
         static let asked = 4
         /// Bit 0: a view context uses this scheduler (noted once, for the animated scopes' flush).
@@ -124,6 +124,10 @@ open class CoalescingScheduler: @unchecked Sendable {
     /// What diagnostics call this scheduler (see ``label``).
     package let diagnosticLabel: DiagnosticLabel
 
+    /// How this scheduler's turns time their deliveries for the slow-updater report (``TurnStamp``): confined
+    /// to the scheduler's thread, at a stable address.
+    package let stamp: UnsafeMutablePointer<TurnStamp>
+
     /// Creates a scheduler whose turns run on the calling thread (see ``isCurrent``).
     ///
     /// - Parameters:
@@ -133,6 +137,7 @@ open class CoalescingScheduler: @unchecked Sendable {
     public init(label: String? = nil, file: StaticString = #fileID, line: UInt = #line) {
         diagnosticLabel = DiagnosticLabel(label, file: file, line: line)
         turnWord = Self.makeWords()
+        stamp = Self.makeStamp()
         (threadMask, threadExpected, threadTestIsExact) = Self.threadTest(.unknown)
     }
 
@@ -140,6 +145,7 @@ open class CoalescingScheduler: @unchecked Sendable {
     package init(label: DiagnosticLabel, turnThread: TurnThread) {
         diagnosticLabel = label
         turnWord = Self.makeWords()
+        stamp = Self.makeStamp()
         (threadMask, threadExpected, threadTestIsExact) = Self.threadTest(turnThread)
     }
 
@@ -149,8 +155,22 @@ open class CoalescingScheduler: @unchecked Sendable {
         return words
     }
 
+    private static func makeStamp() -> UnsafeMutablePointer<TurnStamp> {
+        let stamp = UnsafeMutablePointer<TurnStamp>.allocate(capacity: 1)
+        stamp.initialize(to: TurnStamp())
+        return stamp
+    }
+
+    /// The clock the diagnostics read for this scheduler's turns and deliveries, in nanoseconds: a monotonic
+    /// clock (``now()``); a ``ManualScheduler``'s moves only when told. Any thread.
+    package func now() -> UInt64 {
+        cvu_monotonic_now_ns()
+    }
+
     deinit {
         turnWord.deallocate()
+        stamp.deinitialize(count: 1)
+        stamp.deallocate()
         diagnosticLabel.release()
         for pending in ownerWaiting { pending.release() }  // retained by hand while listed
     }

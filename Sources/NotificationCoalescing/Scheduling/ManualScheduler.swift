@@ -29,6 +29,8 @@ public final class ManualScheduler: CoalescingScheduler, @unchecked Sendable {
     // thread (turns assert it, and `currentMode` answers `nil` elsewhere).
     private let commonModes: Set<RunLoop.Mode>
     private nonisolated(unsafe) var mode: RunLoop.Mode?
+    /// The diagnostics' clock, in nanoseconds: moved only by ``advanceClock(by:file:line:)`` (any thread reads it).
+    private let clock = Locked<UInt64>(1)
 
     /// Work was still waiting when a manual scheduler was expected to be idle.
     public struct NotIdle: Error, CustomStringConvertible {
@@ -58,6 +60,42 @@ public final class ManualScheduler: CoalescingScheduler, @unchecked Sendable {
     }
 
     public override var isMainThreadScheduler: Bool { true }
+
+    package override func now() -> UInt64 {
+        clock.withLock { $0 }
+    }
+
+    /// Moves forward the clock that diagnostics read for this scheduler's turns and deliveries — how long an
+    /// updater or a turn took (the slow-updater report), how long a turn has been asked for (the stalled
+    /// scheduler report) — which otherwise stands still: a test says what an updater took instead of sleeping,
+    /// and a loaded machine never makes a report of its own. Like swift-clocks' `TestClock.advance(by:)`.
+    ///
+    /// ```swift
+    /// import Foundation
+    /// import UpdateContext
+    ///
+    /// let scheduler = ManualScheduler()
+    /// let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+    /// context.onUpdate { _ in scheduler.advanceClock(by: 0.040) }   // this updater "takes" 40 ms
+    /// context.setNeedsUpdate()
+    /// scheduler.turn()   // reported: UpdateDiagnostics.Report.Kind.slowUpdater
+    /// ```
+    ///
+    /// Any thread.
+    /// - Parameters:
+    ///   - seconds: How far, in seconds: finite and not negative (anything else is reported as misuse, and
+    ///     the clock does not move).
+    ///   - file: The caller's file (`#fileID`), named by the report of a bad value.
+    ///   - line: The caller's line.
+    public func advanceClock(by seconds: TimeInterval, file: StaticString = #fileID, line: UInt = #line) {
+        guard seconds.isFinite, seconds >= 0, seconds < 1e9 else {
+            return Misuse.recoverable(
+                "ManualScheduler.advanceClock(by:) needs a finite duration, not negative (got \(seconds))",
+                file: file, line: line)
+        }
+        let nanoseconds = UInt64(seconds * 1e9)
+        clock.withLock { $0 &+= nanoseconds }
+    }
 
     /// The mode of the turn under way, or `nil` outside ``turn(mode:file:line:)`` ("no running loop").
     public override var currentMode: RunLoop.Mode? { isCurrent ? mode : nil }

@@ -44,14 +44,14 @@ extension UpdateStorage {
         defer { if let transaction { endTransaction(transaction, hadUpdaters: hadUpdaters) } }
         // The slow-updater report times each updater (a monotonic clock, ~30 ns a read) in deliveries outside a
         // turn, while recording, and for a while after a turn slower than a frame; other turns are timed
-        // whole by the scheduler (see `cvu_diagnostics_stamp_t`). A timed delivery in a turn starts from the
+        // whole by the scheduler (see `TurnStamp`). A timed delivery in a turn starts from the
         // turn's reading or the previous timed delivery's last one (no user code ran since); a nested one
         // (an updater's `update()` of another context) reads the clock.
-        let stamp = cvu_diagnostics_stamp_get()!
+        let stamp = withScheduler { $0.stamp }
         let inTurn = stamp.pointee.inTurn
         let recording = cvu_diagnostics_is_recording()
         let timed = !inTurn || stamp.pointee.timedTurns > 0 || recording
-        let began = !timed ? 0 : stamp.pointee.valid ? stamp.pointee.stamp : cvu_monotonic_now_ns()
+        let began = !timed ? 0 : stamp.pointee.valid ? stamp.pointee.stamp : withScheduler { $0.now() }
         stamp.pointee.valid = false
         if !timed {
             // The turn is timed whole; its first untimed delivery is kept (one retain per turn), so that a slow
@@ -194,10 +194,10 @@ struct UpdaterClock {
 
     /// An updater of `storage` returned: reports it if it took longer than a frame.
     mutating func lap(_ storage: UpdateStorage) {
-        let now = cvu_monotonic_now_ns()
+        let now = storage.withScheduler { $0.now() }
         if now &- time > UpdateDiagnostics.frameNanoseconds {
             storage.noteSlowUpdater(index: index, nanoseconds: now &- time)
-            time = cvu_monotonic_now_ns()  // the report's handler is not the next updater's time
+            time = storage.withScheduler { $0.now() }  // the report's handler is not the next updater's time
         } else {
             time = now
         }
