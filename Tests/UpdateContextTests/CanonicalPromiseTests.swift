@@ -104,7 +104,7 @@ final class CanonicalPromiseTests: XCTestCase {
 
     override func tearDown() {
         XCTAssertNoThrow(try scheduler.expectIdle(), "work left pending")
-        Misuse.testObserver = nil
+        UpdateDiagnostics.stopsAtMisuseInDebugBuilds = true
     }
 
     /// A connected card, settled: its first render, and the one more a tracked updater's first delivery
@@ -517,10 +517,10 @@ final class CanonicalPromiseTests: XCTestCase {
 
     // MARK: Release-build recoveries keep the transaction
 
-    /// `update(transaction:)` off the main thread, in a release build (the test observer takes that path in
-    /// debug too): reported, then one forced delivery in the next cycle, with the transaction.
+    /// `update(transaction:)` off the main thread, in a release build (with `stopsAtMisuseInDebugBuilds` off, debug builds take
+    /// that path too): reported, then one forced delivery in the next cycle, with the transaction.
     func testUpdateWithATransactionOffTheMainThreadBecomesOneUpdateWithIt() {
-        Misuse.testObserver = { _ in }
+        UpdateDiagnostics.stopsAtMisuseInDebugBuilds = false
         let card = card()
         let calls = CompletionCalls()
         calls.deliveries = { card.shown.count }
@@ -537,7 +537,7 @@ final class CanonicalPromiseTests: XCTestCase {
 
     /// `update()` off the main thread inside a scope: it keeps the scope's transaction and its completion.
     func testUpdateOffTheMainThreadInsideAScopeKeepsTheScopesTransaction() {
-        Misuse.testObserver = { _ in }
+        UpdateDiagnostics.stopsAtMisuseInDebugBuilds = false
         let card = card()
         let calls = CompletionCalls()
         calls.deliveries = { card.shown.count }

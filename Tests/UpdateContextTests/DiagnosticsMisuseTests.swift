@@ -21,7 +21,7 @@ final class DiagnosticsMisuseTests: XCTestCase {
     override func tearDown() {
         recorder.stop()
         Watchdog.shared.isAutomatic = true
-        Misuse.testObserver = nil
+        UpdateDiagnostics.stopsAtMisuseInDebugBuilds = true
     }
 
     // MARK: Released with an update pending
@@ -235,7 +235,7 @@ final class DiagnosticsMisuseTests: XCTestCase {
     // MARK: Misuse through the same channel
 
     func testRecoverableMisuseIsReportedThroughTheHandler() {
-        Misuse.testObserver = { _ in }
+        UpdateDiagnostics.stopsAtMisuseInDebugBuilds = false
         let context = ViewUpdatingContext(label: "misused", scheduler: scheduler, refreshEvents: [])
         let line = #line + 1
         context.resume()

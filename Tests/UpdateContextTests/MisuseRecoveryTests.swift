@@ -12,7 +12,15 @@ final class MisuseRecoveryTests: XCTestCase {
     private var scheduler: ManualScheduler!
     private var context: ViewUpdatingContext!
     private var flags: [Bool] = []
-    private let reports = NotificationCoalescing.Locked<[Misuse.Report]>([])
+    /// A misuse report: its message (without " (recovered)"), the caller's file and line.
+    private struct Reported {
+        let message: String
+        let file: String
+        let line: UInt
+    }
+
+    private let reports = NotificationCoalescing.Locked<[Reported]>([])
+    private var previousHandler: (@Sendable (UpdateDiagnostics.Report) -> Void)?
 
     override func setUp() {
         scheduler = ManualScheduler()
@@ -20,14 +28,23 @@ final class MisuseRecoveryTests: XCTestCase {
         flags = []
         context.onUpdate { [unowned self] in flags.append($0) }
         let reports = reports
-        Misuse.testObserver = { report in reports.withLock { $0.append(report) } }
+        previousHandler = UpdateDiagnostics.handler
+        UpdateDiagnostics.handler = { report in
+            guard report.kind == .misuse, let site = report.callSite else { return }
+            let message =
+                report.message.hasSuffix(" (recovered)")
+                ? String(report.message.dropLast(" (recovered)".count)) : report.message
+            reports.withLock { $0.append(Reported(message: message, file: site.file, line: site.line)) }
+        }
+        UpdateDiagnostics.stopsAtMisuseInDebugBuilds = false  // debug builds take the release path
     }
 
     override func tearDown() {
-        Misuse.testObserver = nil
+        UpdateDiagnostics.stopsAtMisuseInDebugBuilds = true
+        if let previousHandler { UpdateDiagnostics.handler = previousHandler }
     }
 
-    private var reported: [Misuse.Report] { reports.withLock { $0 } }
+    private var reported: [Reported] { reports.withLock { $0 } }
 
     private func assertOneReport(
         mentioning text: String, atLine line: UInt, file: StaticString = #filePath, testLine: UInt = #line

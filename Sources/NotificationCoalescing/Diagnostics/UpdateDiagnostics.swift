@@ -42,14 +42,24 @@ public enum UpdateDiagnostics {
     /// `NotificationCoalescing`, category `UpdateDiagnostics`; `os_log` before iOS 14 / macOS 11), and
     /// standard error elsewhere. Any thread; see ``UpdateDiagnostics`` for when it is called.
     public static var handler: @Sendable (Report) -> Void {
-        get { current.withLock { $0 }.handler }
+        get { current.withLock { $0.box }.handler }
         set {
             // The old handler is released after the lock: its captures' deinits are the user's code (one
             // may own a context whose release reports, which reads the handler again).
             var box = HandlerBox(newValue)
-            current.withLock { swap(&$0, &box) }
+            current.withLock { swap(&$0.box, &box) }
             _ = box
         }
+    }
+
+    /// Whether a misuse the package recovers from (an extra `resume()`, `update()` off the main thread, a
+    /// number out of range) stops a debug build at the caller's line, as `assertionFailure` does — `true` by
+    /// default — before it is reported (``Report/Kind-swift.struct/misuse``) and recovered from. Release builds
+    /// never stop there. Set it to `false` in a test that checks what your code does after such a misuse (it
+    /// then runs the release path, in any build). Any thread.
+    public static var stopsAtMisuseInDebugBuilds: Bool {
+        get { current.withLock { $0.stopsAtMisuse } }
+        set { current.withLock { $0.stopsAtMisuse = newValue } }
     }
 
     /// The handler ``handler`` starts with: the unified log on Apple platforms, standard error elsewhere.
@@ -63,7 +73,12 @@ public enum UpdateDiagnostics {
         init(_ handler: @escaping @Sendable (Report) -> Void) { self.handler = handler }
     }
 
-    private static let current = Locked(HandlerBox(defaultHandler))
+    private struct State {
+        var box = HandlerBox(defaultHandler)
+        var stopsAtMisuse = true
+    }
+
+    private static let current = Locked(State())
 
     /// A frame: a turn or an updater slower than this is reported (`slowUpdater`).
     /// (A constant the other modules inline, not a stored `let` they reach through an accessor.)
@@ -72,7 +87,7 @@ public enum UpdateDiagnostics {
 
     /// Hands `report` to the handler, outside every lock of the package (the caller holds none).
     package static func emit(_ report: Report) {
-        let box = current.withLock { $0 }
+        let box = current.withLock { $0.box }
         box.handler(report)
     }
 }

@@ -16,32 +16,11 @@ package enum Misuse {
         fatalError(message(), file: file, line: line)
     }
 
-    /// What a report says: the message and the caller's `#fileID:#line`.
-    package struct Report: Sendable, CustomStringConvertible {
-        package let message: String
-        package let file: String
-        package let line: UInt
-
-        package var description: String { "\(file):\(line): \(message)" }
-    }
-
-    /// Test hook: when set, reports go to `observer` (and to the diagnostics handler) and debug builds do
-    /// not stop, so that a debug test runs the very code path a release build runs. Any thread.
-    package static var testObserver: (@Sendable (Report) -> Void)? {
-        get { observerLock.withLock { $0 } }
-        set { observerLock.withLock { $0 = newValue } }
-    }
-
-    private static let observerLock = Locked<(@Sendable (Report) -> Void)?>(nil)
-
     /// Reports a recoverable mistake of the context or queue labelled `label`; the caller then recovers.
-    /// Debug builds stop here, with the message naming the caller's line, unless a test observes reports.
-    /// Never call it under a lock.
+    /// Debug builds stop here, with the message naming the caller's line, unless
+    /// ``UpdateDiagnostics/stopsAtMisuseInDebugBuilds`` is off. Never call it under a lock.
     package static func recoverable(_ message: String, label: String = "", file: StaticString, line: UInt) {
-        let report = Report(message: message, file: "\(file)", line: line)
-        let observer = testObserver
-        if observer == nil { assertionFailure(message, file: file, line: line) }
-        observer?(report)
+        if UpdateDiagnostics.stopsAtMisuseInDebugBuilds { assertionFailure(message, file: file, line: line) }
         // Release builds (assertionFailure does nothing there), and tests: say so; the caller recovers.
         UpdateDiagnostics.emit(
             UpdateDiagnostics.Report(
