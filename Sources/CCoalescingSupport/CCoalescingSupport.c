@@ -1,9 +1,9 @@
 #include "CCoalescingSupport.h"
 
 #if defined(__APPLE__)
-_Thread_local uint64_t cvu_tls_thread_identity = 0;
+_Thread_local cvu_thread_record_t cvu_tls_thread = {0, 0};
 #else
-_Thread_local uint64_t cvu_tls_thread_identity __attribute__((tls_model("initial-exec"))) = 0;
+_Thread_local cvu_thread_record_t cvu_tls_thread __attribute__((tls_model("initial-exec"))) = {0, 0};
 #endif
 
 #if defined(__APPLE__)
@@ -29,7 +29,7 @@ uint64_t cvu_thread_identity_slow(void) {
     static uint64_t next = 0;
     uint64_t serial = __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);
     uint64_t identity = (serial << 1) | (cvu_ask_is_main_thread() ? 1 : 0);
-    cvu_tls_thread_identity = identity;
+    cvu_tls_thread.identity = identity;
     return identity;
 }
 
@@ -61,8 +61,6 @@ uint64_t cvu_next_generation(void) {
 }
 
 intptr_t cvu_transaction_scopes = 0;
-_Thread_local cvu_transaction_cache_t cvu_transaction_cache = {0};
-uint64_t cvu_transaction_epoch = 1;
 
 uint8_t cvu_diagnostics_recording = 0;
 uint8_t cvu_diagnostics_counting = 0;
@@ -79,4 +77,3 @@ uint64_t cvu_monotonic_now_ns(void) {
 #endif
 }
 
-_Thread_local const void *cvu_tls_tracked_run = 0;

@@ -74,35 +74,6 @@ static inline void cvu_transaction_scopes_add(intptr_t delta) {
     __atomic_add_fetch(&cvu_transaction_scopes, delta, __ATOMIC_SEQ_CST);
 }
 
-/// The last plain transaction (an animation, no values, no completions) this thread merged into a
-/// context's pending transaction, while nothing else changed that pending transaction (`epoch`): a request
-/// repeating it on the same dirty context changes nothing, and takes the fast path.
-typedef struct {
-    const void *storage;
-    uint64_t epoch;
-    uint64_t curve;
-    double duration;
-    double delay;
-    double bounce;
-} cvu_transaction_cache_t;
-
-extern _Thread_local cvu_transaction_cache_t cvu_transaction_cache;
-/// Bumped whenever a pending transaction changes other than by such a merge (a delivery takes it, an
-/// animated request without a transaction resets its animation, it is set aside or dropped).
-extern uint64_t cvu_transaction_epoch;
-
-static inline cvu_transaction_cache_t *cvu_transaction_cache_get(void) {
-    return &cvu_transaction_cache;
-}
-
-static inline uint64_t cvu_transaction_epoch_load(void) {
-    return __atomic_load_n(&cvu_transaction_epoch, __ATOMIC_RELAXED);
-}
-
-static inline void cvu_transaction_epoch_bump(void) {
-    __atomic_add_fetch(&cvu_transaction_epoch, 1, __ATOMIC_SEQ_CST);
-}
-
 // MARK: Threads
 
 /// Whether the calling thread is the process's main thread (the first thread). Cheap: on Darwin
@@ -147,20 +118,27 @@ static inline void cvu_u32_store_release(uint32_t *word, uint32_t value) {
     __atomic_store_n(word, value, __ATOMIC_RELEASE);
 }
 
-// The calling thread's identity, one thread-local word: its serial number (given on first use, never
-// reused) shifted left by one, and bit 0 set on the process's main thread. Read inline (a thread-pointer
-// access after the first call on a thread), so that a request's "am I on the scheduler's thread" costs a
-// load and a compare.
+// The package's one thread-local: the calling thread's record. `identity`: its serial number (given on first
+// use, never reused) shifted left by one, and bit 0 set on the process's main thread; read inline (a
+// thread-pointer access after the first call on a thread), so that a request's "am I on the scheduler's
+// thread" costs a load and a compare. `tracked_run`: the tracked updater whose delivery is under way on the
+// thread (Observation merges every tracking begun inside it into its own, so a tracked updater delivered
+// there tracks nothing of its own), or null; set and read on the thread only.
+typedef struct {
+    uint64_t identity;
+    const void *tracked_run;
+} cvu_thread_record_t;
+
 #if defined(__APPLE__)
-extern _Thread_local uint64_t cvu_tls_thread_identity;
+extern _Thread_local cvu_thread_record_t cvu_tls_thread;
 #else
-extern _Thread_local uint64_t cvu_tls_thread_identity __attribute__((tls_model("initial-exec")));
+extern _Thread_local cvu_thread_record_t cvu_tls_thread __attribute__((tls_model("initial-exec")));
 #endif
 
 uint64_t cvu_thread_identity_slow(void);
 
 static inline uint64_t cvu_thread_identity(void) {
-    uint64_t identity = cvu_tls_thread_identity;
+    uint64_t identity = cvu_tls_thread.identity;
     if (__builtin_expect(identity != 0, 1)) {
         return identity;
     }
@@ -284,19 +262,15 @@ static inline void cvu_recording_ledger_mark_used(void) {
 /// updater only in timed deliveries, never per request.
 uint64_t cvu_monotonic_now_ns(void);
 
-/// The tracked updater whose delivery is under way on this thread (Observation merges every tracking begun
-/// inside it into its own, so a tracked updater delivered there tracks nothing of its own), or null. Set and
-/// read on one thread only.
-extern _Thread_local const void *cvu_tls_tracked_run;
-
+/// The tracked updater whose delivery is under way on this thread (see `cvu_thread_record_t`), or null.
 static inline const void *cvu_tracked_run(void) {
-    return cvu_tls_tracked_run;
+    return cvu_tls_thread.tracked_run;
 }
 
-/// Sets the innermost tracked run on this thread; returns the one before (restore it after).
+/// Sets the tracked updater under way on this thread; returns the one before (restore it after).
 static inline const void *cvu_set_tracked_run(const void *run) {
-    const void *before = cvu_tls_tracked_run;
-    cvu_tls_tracked_run = run;
+    const void *before = cvu_tls_thread.tracked_run;
+    cvu_tls_thread.tracked_run = run;
     return before;
 }
 

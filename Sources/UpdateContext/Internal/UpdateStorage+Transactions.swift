@@ -48,7 +48,7 @@ extension UpdateStorage {
         // (a miss is decided by the slow path, which asks the scheduler).
         if hasPendingTransaction, !cvu_transaction_scopes_active(), isOnSchedulerThreadWithoutCall, !inboxHasRequests,
             machinePointer.pointee.isNoOp(true),
-            let animation = transaction.animation, TransactionCache.matches(self, animation), transaction.isPlain
+            let animation = transaction.animation, matchesRepeatedTransaction(animation), transaction.isPlain
         {
             if cvu_diagnostics_is_counting() { machinePointer.pointee.absorbed &+= 1 }
             return true
@@ -91,13 +91,13 @@ extension UpdateStorage {
         default:
             guard keepPending(transaction) else { return }
             perform(action)
-            // The thread's cache now says what the pending transaction's animation is, or nothing.
+            // The scheduler's entry now says what the pending transaction's animation is, or nothing.
             if !update, transaction.isPlain, let animation = transaction.animation, hasPendingTransaction,
                 machinePointer.pointee.isNoOp(true)
             {
-                TransactionCache.store(self, animation)
+                storeRepeatedTransaction(animation)
             } else {
-                TransactionCache.invalidate()
+                invalidateRepeatedTransaction()
             }
         }
     }
@@ -115,7 +115,7 @@ extension UpdateStorage {
     @inline(__always)
     func perform(_ action: UpdateStateMachine.Action, forPlainRequest flag: Bool?) {
         if flag == true && hasPendingTransaction && !action.isEarlyFlush {
-            TransactionCache.invalidate()
+            invalidateRepeatedTransaction()
             ledger.animatedRequestWithoutTransaction()
         }
         perform(action)
@@ -139,7 +139,7 @@ extension UpdateStorage {
     /// runs); give it back with ``restorePendingTransaction(_:)``.
     func setPendingTransactionAside() -> UpdateTransaction? {
         guard hasPendingTransaction else { return nil }
-        TransactionCache.invalidate()
+        invalidateRepeatedTransaction()
         cvu_flag_store_relaxed(flags + Self.transactionFlag, false)
         return ledger.takePending()
     }
@@ -148,13 +148,13 @@ extension UpdateStorage {
     /// context went meanwhile).
     func keepPendingAfter(_ taken: UpdateTransaction?) {
         guard let taken else { return }
-        TransactionCache.invalidate()
+        invalidateRepeatedTransaction()
         keepPending(taken)
     }
 
     func restorePendingTransaction(_ saved: UpdateTransaction?) {
         guard let saved else { return }
-        TransactionCache.invalidate()
+        invalidateRepeatedTransaction()
         guard ledger.restore(saved, unless: { self.isCancelled }) else {
             drop(saved, .contextReleased)  // released while the body ran
             return
@@ -170,7 +170,7 @@ extension UpdateStorage {
     }
 
     private func beginPendingTransaction(of delivery: Delivery) -> CompletionGroup? {
-        TransactionCache.invalidate()
+        invalidateRepeatedTransaction()
         cvu_flag_store_relaxed(flags + Self.transactionFlag, false)
         let ledger = self.ledger
         guard var transaction = ledger.takePending() else { return nil }
@@ -218,7 +218,7 @@ extension UpdateStorage {
     func dropTransactions(inbox: [UpdateRequest], link: UpdateLink?) {
         for case .transaction(let box, _) in inbox { drop(box.transaction, .contextReleased) }
         if let pending = link?.face(TransactionLedger.self)?.takePending() {
-            TransactionCache.invalidate()
+            invalidateRepeatedTransaction()
             drop(pending, .contextReleased)
         }
     }
@@ -227,7 +227,7 @@ extension UpdateStorage {
 // MARK: The fast path of a repeated transaction
 
 extension UpdateAnimation {
-    /// The curve as a number, for the thread's transaction cache (0: none).
+    /// The curve as a number, for the scheduler's ``RepeatedTransaction`` (0: none).
     fileprivate var curveCode: (UInt64, Double) {
         switch curve {
         case .default: (1, 0)
@@ -241,36 +241,42 @@ extension UpdateAnimation {
     }
 }
 
-/// The calling thread's cache of the last plain transaction merged into a context's pending one (see
-/// `cvu_transaction_cache_t`). Only ever used on the thread of the context's scheduler.
-enum TransactionCache {
-    /// Whether `animation` is what the pending transaction of `storage` already has, with nothing changed
-    /// since: a request repeating a plain transaction on a dirty context then changes nothing.
+extension UpdateStorage {
+    /// Whether `animation` is what this context's pending transaction already has, with nothing changed since
+    /// (the scheduler's ``RepeatedTransaction``): a request repeating a plain transaction on a dirty context
+    /// then changes nothing. On the scheduler's thread.
     @inline(__always)
-    static func matches(_ storage: UpdateStorage, _ animation: UpdateAnimation) -> Bool {
-        let cache = cvu_transaction_cache_get()!
-        guard cache.pointee.storage == UnsafeRawPointer(Unmanaged.passUnretained(storage).toOpaque()),
-            cache.pointee.epoch == cvu_transaction_epoch_load()
-        else { return false }
-        let (curve, bounce) = animation.curveCode
-        // Bit patterns: the values are finite (UpdateAnimation checks), so equal bits are equal values, and
-        // the comparison needs no unordered (NaN) branches; a mismatch only means the slow path.
-        return cache.pointee.curve == curve && cache.pointee.bounce.bitPattern == bounce.bitPattern
-            && cache.pointee.duration.bitPattern == animation.duration.bitPattern
-            && cache.pointee.delay.bitPattern == animation.delay.bitPattern
+    func matchesRepeatedTransaction(_ animation: UpdateAnimation) -> Bool {
+        withScheduler { scheduler in
+            let entry = scheduler.repeatedTransaction
+            guard entry.pointee.storage == UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()),
+                entry.pointee.epoch == scheduler.transactionEpoch
+            else { return false }
+            let (curve, bounce) = animation.curveCode
+            // Bit patterns: the values are finite (UpdateAnimation clamps them), so equal bits are equal values,
+            // and the comparison needs no unordered (NaN) branches; a mismatch only means the slow path.
+            return entry.pointee.curve == curve && entry.pointee.bounce.bitPattern == bounce.bitPattern
+                && entry.pointee.duration.bitPattern == animation.duration.bitPattern
+                && entry.pointee.delay.bitPattern == animation.delay.bitPattern
+        }
     }
 
-    static func store(_ storage: UpdateStorage, _ animation: UpdateAnimation) {
-        let cache = cvu_transaction_cache_get()!
-        let (curve, bounce) = animation.curveCode
-        cache.pointee = cvu_transaction_cache_t(
-            storage: UnsafeRawPointer(Unmanaged.passUnretained(storage).toOpaque()),
-            epoch: cvu_transaction_epoch_load(),
-            curve: curve, duration: animation.duration, delay: animation.delay, bounce: bounce)
+    func storeRepeatedTransaction(_ animation: UpdateAnimation) {
+        withScheduler { scheduler in
+            let (curve, bounce) = animation.curveCode
+            let entry = scheduler.repeatedTransaction
+            entry.pointee.storage = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
+            entry.pointee.epoch = scheduler.transactionEpoch
+            entry.pointee.curve = curve
+            entry.pointee.duration = animation.duration
+            entry.pointee.delay = animation.delay
+            entry.pointee.bounce = bounce
+        }
     }
 
-    /// A pending transaction changed other than by a merge: every thread's cache is stale.
-    static func invalidate() {
-        cvu_transaction_epoch_bump()
+    /// This context's pending transaction changed other than by a merge: the scheduler's entry is stale. Any
+    /// thread.
+    func invalidateRepeatedTransaction() {
+        withScheduler { $0.invalidateRepeatedTransaction() }
     }
 }
