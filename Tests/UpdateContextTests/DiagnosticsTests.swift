@@ -244,6 +244,21 @@ final class DiagnosticsTests: XCTestCase {
         XCTAssertEqual(reports.first?.duration, 0.040)
     }
 
+    /// Any finite duration moves a manual scheduler's clock; a bad one is reported and moves nothing.
+    func testAdvancingAManualClockTakesAnyFiniteDuration() {
+        UpdateDiagnostics.stopsAtMisuseInDebugBuilds = false
+        defer { UpdateDiagnostics.stopsAtMisuseInDebugBuilds = true }
+        let clock = ManualScheduler(label: "clock")
+        let before = clock.now()
+        clock.advanceClock(by: 1e9)
+        XCTAssertEqual(clock.now() &- before, 1_000_000_000_000_000_000)
+        XCTAssertTrue(recorder.reports(label: "clock", kind: .misuse).isEmpty, "\(recorder.all)")
+        clock.advanceClock(by: -1)
+        clock.advanceClock(by: .nan)
+        XCTAssertEqual(clock.now() &- before, 1_000_000_000_000_000_000)
+        XCTAssertEqual(recorder.reports(label: "clock", kind: .misuse).count, 2)
+    }
+
     /// The real clock, in the direction that cannot flake: a sleep of 30 ms lasts at least 30 ms.
     func testAnUpdaterThatReallySleepsIsReported() {
         let context = ViewUpdatingContext(label: "sleeper", scheduler: .mainRunLoop, refreshEvents: [])

@@ -51,8 +51,9 @@ extension ViewUpdatingContext {
     ///
     /// > Note: An updater delivered inside another tracked updater's run (that context's `update()` or
     /// > `updateIfNeeded()` called from the outer updater) installs no tracking of its own: Observation merges
-    /// > what it reads into the outer run's tracking, and a change to it requests both contexts. It tracks on its
-    /// > own again at its next delivery outside such a run.
+    /// > what it reads into the outer run's tracking, and a change to it requests both contexts. When the outer
+    /// > updater's next run does not deliver it again, or the outer updater goes, it is requested once, and
+    /// > tracks on its own from that delivery; a write-back in it is heard as in any delivery.
     ///
     /// > Note: Observation reports a change at its `willSet`, before the new value is stored, and no public API
     /// > reports the store. A change made on another thread is therefore delivered when it is reported (the
@@ -138,14 +139,14 @@ final class TrackedUpdater: Sendable {
         var retired = false
         /// The updater's registration, once known (to tell that it was removed while it ran).
         var id: UInt64?
-        /// The tracked contexts delivered inside the current run: what they read is this tracking's.
-        var children: [UpdateLink] = []
+        /// The tracked updaters delivered inside the current run: what they read is this tracking's.
+        var children: [TrackedUpdater] = []
     }
 
     /// What a firing asks for.
     private enum Firing {
         case none
-        case change(children: [UpdateLink], reportOffMain: Bool)
+        case change(children: [TrackedUpdater], reportOffMain: Bool)
         case writeBack
     }
 
@@ -165,38 +166,42 @@ final class TrackedUpdater: Sendable {
         state.withLock { $0.id = id }
     }
 
-    /// One delivery: `closure(animated)` under a new tracking (or, inside another tracked run, under that one).
+    /// One delivery: `closure(animated)` under a new tracking — or, inside another tracked updater's run, under
+    /// that run's (Observation merges a tracking begun there into it): the host then requests this context
+    /// too when what it read changes, and once more, from its next run, if that run does not deliver this
+    /// one again (so that this one tracks on its own again).
     func deliver(_ animated: Bool, _ closure: (Bool) -> Void) {
-        if let host = cvu_tracked_run() {
-            // Inside another tracked updater's run, which tracks what this reads: that run requests this
-            // context too, and this one's own tracking goes (it would be merged into the host's anyway).
-            Unmanaged<TrackedUpdater>.fromOpaque(host).takeUnretainedValue().adopt(link)
-            retire(markingRetired: false)
-            closure(animated)
-            return
-        }
-        var children: [UpdateLink] = []
+        let host = cvu_tracked_run().map { Unmanaged<TrackedUpdater>.fromOpaque($0).takeUnretainedValue() }
+        host?.adopt(self)
+        // The tracking before keeps listening while the updater runs (write-backs), nested or not.
+        var previousChildren: [TrackedUpdater] = []
         let generation = state.withLock { state in
             state.generation &+= 1
             state.previousArmed = state.armed
-            state.armed = true
+            state.armed = host == nil
             state.running = true
             state.deliveringThread = .current
-            swap(&children, &state.children)  // released outside the lock
+            swap(&previousChildren, &state.children)
             return state.generation
         }
-        children = []
-        withObservationTracking {
-            sentinel.read(slot: generation)
-            let outer = cvu_set_tracked_run(Unmanaged.passUnretained(self).toOpaque())
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        if host == nil {
+            withObservationTracking {
+                sentinel.read(slot: generation)
+                let outer = cvu_set_tracked_run(me)
+                defer { _ = cvu_set_tracked_run(outer) }
+                closure(animated)
+            } onChange: {
+                self.fired(generation)
+            }
+        } else {
+            let outer = cvu_set_tracked_run(me)
             defer { _ = cvu_set_tracked_run(outer) }
             closure(animated)
-        } onChange: {
-            self.fired(generation)
         }
-        // The updater returned and the new tracking is installed: the one before is retired (and this one too
-        // when the updater was retired while it ran: it was installed after that).
-        let (retirePrevious, retired, writeBack, followUp, report) = state.withLock { state in
+        // The updater returned (and its new tracking is installed): the one before is retired (and this one
+        // too when the updater was retired while it ran: it was installed after that).
+        let (retirePrevious, retired, writeBack, followUp, report, children) = state.withLock { state in
             state.running = false
             let retirePrevious = state.previousArmed
             state.previousArmed = false
@@ -206,10 +211,16 @@ final class TrackedUpdater: Sendable {
             state.followUp = false
             let report = writeBack && !state.reportedWriteBack
             if report { state.reportedWriteBack = true }
-            return (retirePrevious, state.retired, writeBack, followUp, report)
+            return (retirePrevious, state.retired, writeBack, followUp, report, state.children)
         }
         if retirePrevious { sentinel.change(slot: generation &- 1) }
-        if retired { sentinel.change(slot: generation) }
+        if retired && host == nil { sentinel.change(slot: generation) }
+        // The contexts the previous run delivered that this one did not are no longer tracked by anyone: one
+        // delivery each, on their own, tracks them again (after a change heard elsewhere: all of them, once
+        // more, as for this one).
+        for child in previousChildren where followUp || !children.contains(where: { $0 === child }) {
+            child.requestIfRegistered(site: RequestSite(.followUp))
+        }
         // Removed while it ran (by itself, or `removeUpdaters()`): nothing requests; its closure, released
         // as the delivery lets go of it, retires the tracking.
         guard writeBack || followUp, isRegistered else { return }
@@ -218,6 +229,12 @@ final class TrackedUpdater: Sendable {
             link.setNeedsUpdate(nil, site: RequestSite(.writeBack(updater: name)))
         }
         if followUp { link.setNeedsUpdate(nil, site: RequestSite(.followUp)) }
+    }
+
+    /// Requests this updater's context, unless the updater is gone (removed, replaced, released). Any thread.
+    func requestIfRegistered(site: @autoclosure () -> RequestSite) {
+        guard !state.withLock({ $0.retired }), isRegistered else { return }
+        link.setNeedsUpdate(nil, site: site())
     }
 
     /// Whether the updater is still registered (not yet known — registered on another thread, delivered
@@ -258,30 +275,34 @@ final class TrackedUpdater: Sendable {
         guard case .change(let children, let reportOffMain) = firing else { return }
         if reportOffMain { reportOffMainThread() }
         link.setNeedsUpdate(nil, site: RequestSite(.trackedChange))
-        for child in children { child.setNeedsUpdate(nil, site: RequestSite(.trackedChange)) }
+        for child in children { child.requestIfRegistered(site: RequestSite(.trackedChange)) }
     }
 
-    /// A tracked context delivered inside this updater's run: a change to what it read requests it too.
-    private func adopt(_ child: UpdateLink) {
+    /// A tracked updater delivered inside this updater's run: a change to what it read requests it too.
+    private func adopt(_ child: TrackedUpdater) {
         state.withLock { state in
             if !state.children.contains(where: { $0 === child }) { state.children.append(child) }
         }
     }
 
-    /// Retires the live trackings (changing their slots fires and so removes them); `markingRetired`: for
-    /// good (the updater is gone), else until its next delivery outside another tracked run. Any thread,
+    /// The updater is gone (removed, replaced, its context released): its live trackings are retired (changing
+    /// their slots fires and so removes them), nothing requests from now on, and the contexts its last run
+    /// delivered, which no one tracks now, are requested once each (to track on their own). Any thread,
     /// outside every lock.
-    func retire(markingRetired: Bool) {
+    func retire() {
+        var children: [TrackedUpdater] = []
         let slots = state.withLock { state -> [UInt64] in
-            if markingRetired { state.retired = true }
+            state.retired = true
             var slots: [UInt64] = []
             if state.armed { slots.append(state.generation) }
             if state.previousArmed { slots.append(state.generation &- 1) }
             state.armed = false
             state.previousArmed = false
+            swap(&children, &state.children)
             return slots
         }
         for slot in slots { sentinel.change(slot: slot) }
+        for child in children { child.requestIfRegistered(site: RequestSite(.followUp)) }
     }
 
     private func reportWriteBack() {
@@ -313,7 +334,7 @@ final class TrackedUpdater: Sendable {
     final class Retirer: Sendable {
         private let tracked: TrackedUpdater
         init(_ tracked: TrackedUpdater) { self.tracked = tracked }
-        deinit { tracked.retire(markingRetired: true) }
+        deinit { tracked.retire() }
     }
 
     /// Two properties of the updater's own, one per generation's parity: changing one fires (and so removes)
