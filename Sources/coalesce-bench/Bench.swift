@@ -31,6 +31,8 @@ struct Bench {
     var releasedTrackedExtraBytes: Double?
     /// An animating scope's entry and exit with nothing pending ÷ a plain request on a dirty context, paired.
     var scopeEntryRatio: Double?
+    /// A request on a dirty context while a task created in a scope runs ÷ the same with no scope alive.
+    var scopedTaskRatio: Double?
     var source: (perTurn: SourceRun, perFrame: SourceRun, dispatch: SourceRun, observation: SourceRun)?
 
     init(config: Config, report: Report) {

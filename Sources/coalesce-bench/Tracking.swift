@@ -65,6 +65,41 @@ extension Bench {
         trackedUpdateView(cycles: cycles)
         releasedTrackedScreens()
         animatedScopeEntry()
+        requestWhileAScopedTaskRuns()
+    }
+
+    /// A request on a dirty context while a `Task` created in a scope runs elsewhere (it keeps the scope alive,
+    /// so every request reads the scope's task-local value), beside the same request with no scope alive.
+    private mutating func requestWhileAScopedTaskRuns() {
+        progress("request while a task created in a scope runs")
+        let m = config.dirtyRequests / 10
+        let context = ViewUpdatingContext(animated: false, scheduler: .mainRunLoop, refreshEvents: [])
+        context.onUpdate { _ in }
+        turnMainRunLoop()
+        let quiet = medianRepeatedRequests(config.pairedSamples, count: m) { context.setNeedsUpdate() }
+        let (stream, finish) = AsyncStream<Void>.makeStream()
+        let task = withUpdateAnimation(.default) {
+            Task {
+                for await _ in stream {}
+            }
+        }
+        let busy = medianRepeatedRequests(config.pairedSamples, count: m) { context.setNeedsUpdate() }
+        finish.finish()
+        let ended = MainCounter()
+        Task { @MainActor in
+            await task.value
+            ended.value = 1
+        }
+        for _ in 0..<100_000 where ended.value == 0 { turnMainRunLoop() }  // bounded: never hangs the bench
+        scopedTaskRatio = busy / quiet
+        report.rows.append(
+            Row(
+                scenario: "request on a dirty context, a scoped task running", n: m, unit: "ns", ours: busy,
+                oursDeliveries: "–",
+                note: String(
+                    format: "%.1f× the same request with no scope alive (%.1f ns): a task-local read per request",
+                    busy / quiet, quiet)))
+        withExtendedLifetime(context) {}
     }
 
     /// Screens that read one long-lived `@Observable` model, connected, shown and released: what the model and

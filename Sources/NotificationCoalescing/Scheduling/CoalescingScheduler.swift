@@ -148,6 +148,8 @@ open class CoalescingScheduler: @unchecked Sendable {
     /// The last plain transaction merged into the pending one of a context on this scheduler
     /// (``RepeatedTransaction``): confined to the scheduler's thread, at a stable address.
     package let repeatedTransaction: UnsafeMutablePointer<RepeatedTransaction>
+    /// The word of ``transactionEpoch`` (in `turnWord`'s block), for the request path of other modules.
+    @usableFromInline let transactionEpochWord: UnsafeMutablePointer<UInt64>
 
     /// Creates a scheduler whose turns run on the calling thread (see ``isCurrent``).
     ///
@@ -161,6 +163,7 @@ open class CoalescingScheduler: @unchecked Sendable {
         stamp = Self.makeStamp()
         repeatedTransaction = .allocate(capacity: 1)
         repeatedTransaction.initialize(to: RepeatedTransaction())
+        transactionEpochWord = turnWord + Word.transactionEpoch
         (threadMask, threadExpected, threadTestIsExact) = Self.threadTest(.unknown)
     }
 
@@ -171,6 +174,7 @@ open class CoalescingScheduler: @unchecked Sendable {
         stamp = Self.makeStamp()
         repeatedTransaction = .allocate(capacity: 1)
         repeatedTransaction.initialize(to: RepeatedTransaction())
+        transactionEpochWord = turnWord + Word.transactionEpoch
         (threadMask, threadExpected, threadTestIsExact) = Self.threadTest(turnThread)
     }
 
@@ -193,8 +197,9 @@ open class CoalescingScheduler: @unchecked Sendable {
     }
 
     /// The epoch ``RepeatedTransaction`` entries are checked against (any thread).
+    @inlinable
     package final var transactionEpoch: UInt64 {
-        cvu_word_load_acquire(turnWord + Word.transactionEpoch)
+        cvu_word_load_relaxed(transactionEpochWord)
     }
 
     /// A pending transaction of a context on this scheduler changed other than by a merge: the entry is stale.

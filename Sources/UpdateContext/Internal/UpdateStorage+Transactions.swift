@@ -46,9 +46,9 @@ extension UpdateStorage {
     func isRepeatedPlainTransaction(_ transaction: UpdateTransaction) -> Bool {
         // The thread test without its fallback call: this path then calls nothing, so it saves no registers
         // (a miss is decided by the slow path, which asks the scheduler).
-        if hasPendingTransaction, !cvu_transaction_scopes_active(), isOnSchedulerThreadWithoutCall, !inboxHasRequests,
-            machinePointer.pointee.isNoOp(true),
-            let animation = transaction.animation, matchesRepeatedTransaction(animation), transaction.isPlain
+        if hasPendingTransaction, transaction.isPlain, !cvu_transaction_scopes_active(), isOnSchedulerThreadWithoutCall,
+            !inboxHasRequests, machinePointer.pointee.isNoOp(true),
+            let animation = transaction.animation, matchesRepeatedTransaction(animation)
         {
             if cvu_diagnostics_is_counting() { machinePointer.pointee.absorbed &+= 1 }
             return true
