@@ -8,10 +8,11 @@ import XCTest
 
 @testable import UpdateContext
 
-/// The five defects a client found in the core (issue 24, item 4), each as the timeline that showed it,
-/// and the two cases the issue asked to pin either way. Run-loop cases stop the loop from the updater: a
+/// The core's timelines that a client found broken once, and two it asked to pin either way: cross-thread
+/// requests arriving after the animated one, observers at the guard's order, nested private loops, passes and
+/// their fallback, suspension and deliveries inside updaters. Run-loop cases stop the loop from the updater: a
 /// run that ends by its deadline means the loop slept with the update pending (an event, not a duration).
-final class ClientFoundDefectsTests: XCTestCase {
+final class CoreTimelineTests: XCTestCase {
     // MARK: 1. StateUpdatingContext: the early flush follows the order of the requests, not of the commits
 
     struct Screen: Equatable {
@@ -89,7 +90,7 @@ final class ClientFoundDefectsTests: XCTestCase {
     /// Found by the random run-loop test: after the guard, the request's wake-up is used up by a nested
     /// loop in a private mode that the same observer runs; the pass must still not sleep.
     func testARequestAfterTheGuardFollowedByANestedPrivateLoopIsDelivered() {
-        let mode = RunLoop.Mode("ClientFoundDefectsTests.private")
+        let mode = RunLoop.Mode("CoreTimelineTests.private")
         let context = ViewUpdatingContext(scheduler: .mainRunLoop, refreshEvents: [])
         var deliveries = 0
         context.onUpdate { _ in
@@ -108,7 +109,7 @@ final class ClientFoundDefectsTests: XCTestCase {
     // MARK: 3. RunLoopScheduler: work parked by a nested loop is admitted by the outer pass
 
     func testAnUpdaterThatRequestsAnotherContextAndWaitsInACustomModeDeliversIt() {
-        let mode = RunLoop.Mode("ClientFoundDefectsTests.modal")
+        let mode = RunLoop.Mode("CoreTimelineTests.modal")
         // The scheduler turns in this mode (as a queue's work asks).
         RunLoopScheduler.mainRunLoop.prepare(modes: [mode])
         let outer = ViewUpdatingContext(scheduler: .mainRunLoop, refreshEvents: [])
@@ -255,7 +256,7 @@ final class ClientFoundDefectsTests: XCTestCase {
     /// asked was a refresh, so the cycle's last delivery is forced. They arrive together, so it is one.
     func testTwoRefreshesFromAnotherThreadAroundARequestEndInOneForcedDelivery() {
         let scheduler = ManualScheduler()
-        let name = Notification.Name("ClientFoundDefectsTests.refresh")
+        let name = Notification.Name("CoreTimelineTests.refresh")
         let center = NotificationCenter()
         let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [name], center: center)
         var forced: [Bool] = []

@@ -7,11 +7,11 @@ import XCTest
 
 @testable import UpdateContext
 
-/// What an outside review of the diagnostics found, each case failing before its fix: a delivery named a
-/// request made during it (the ledger was read after its updaters ran), several request routes named the
-/// library's own line, a generic owner's property went unnamed, `@ViewInvalidating(.update)` hid a forgotten
-/// `startUpdatingView()`, and a just-requested turn after an idle second was called overdue.
-final class DiagnosticsReviewFindingsTests: XCTestCase {
+/// What a diagnostics report names: a delivery names the first request it absorbed (not one made during it),
+/// each request route names the user's line, a generic owner's property is named, `@ViewInvalidating(.update)`
+/// does not hide a forgotten `startUpdatingView()`, and a just-requested turn after an idle second is not
+/// called overdue.
+final class DiagnosticsNamingTests: XCTestCase {
     private var recorder: ReportRecorder!
     private var scheduler: ManualScheduler!
 

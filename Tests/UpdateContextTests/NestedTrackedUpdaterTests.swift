@@ -200,7 +200,7 @@ final class NestedTrackedUpdaterTests: XCTestCase {
 
 /// A tracked child rendered inside its parent's tracked run (Observation merges the child's reads into the
 /// parent's tracking): what the child read is heard, and the child tracks on its own again once its parent stops
-/// rendering it. Each written first to fail on the first 0.4.0 tracked updater (an outside review's D1–D5).
+/// rendering it.
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 final class NestedTrackedChildTests: XCTestCase {
     /// A child started inside its parent's render, then a parent render that does not render it (nothing

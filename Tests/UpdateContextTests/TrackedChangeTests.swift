@@ -36,12 +36,11 @@ private final class AccountScreen: ViewUpdating, @unchecked Sendable {
     }
 }
 
-/// Observation first (issue 39): a tracked change is as strong as an `@NeedsUpdate` one — it animates in its
-/// scope, completes it, is never left stale silently, and dies with its updater. Each case first written to
-/// fail on 0.2.0, through the canonical path (`ViewUpdating` + `startUpdatingView()`), on a manual scheduler
-/// turned on the main thread.
+/// A tracked change is as strong as an `@NeedsUpdate` one: it animates in its scope, completes it, is never
+/// left stale silently, and dies with its updater — through the canonical path (`ViewUpdating` +
+/// `startUpdatingView()`), on a manual scheduler turned on the main thread.
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
-final class ObservationFirstTests: XCTestCase {
+final class TrackedChangeTests: XCTestCase {
     private var scheduler: ManualScheduler!
     private var account: AccountModel!
     private var screen: AccountScreen!

@@ -6,16 +6,12 @@ import XCTest
 
 @testable import UpdateContext
 
-/// What the outside review of Observation first (issue 39) proved, each written first to fail on cbb0a05: a
-/// tracked updater that delivers another tracked context inside itself looped forever, blamed for a write-back
-/// it never made (D1); a task's tracked change in an animated scope, after a plain change in the same cycle,
-/// requested nothing and dropped the scope's completion (D2); an animated `modify` that changed nothing
-/// rendered a pending change early (D3); an updater that removed itself in its first delivery still earned
-/// the follow-up (D4). And what the outside review of the 0.3.0 surface proved of those fixes (written to fail
-/// on 3d18702): a parent's write-back after rendering its child unheard (R1), a removed updater's tracking
-/// kept by the delivery until its other updaters had run (R2).
+/// The tracked updater's edges: a tracked updater that delivers another tracked context inside itself settles
+/// (no endless loop, no write-back blamed on it), a task's tracked change after a plain one in the same cycle
+/// (the stated limit, and its remedy), an animated `modify` that changes nothing renders nothing early, and an
+/// updater that removes itself while it runs requests nothing afterwards.
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
-final class ObservationReviewFindingsTests: XCTestCase {
+final class TrackedUpdaterEdgeTests: XCTestCase {
     private var scheduler: ManualScheduler!
     private var recorder: ReportRecorder!
 

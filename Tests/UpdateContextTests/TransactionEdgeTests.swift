@@ -5,9 +5,11 @@ import XCTest
 
 @testable import UpdateContext
 
-/// What an outside reading of 0.2.0 found (issue 38), each case first written to fail on 0.2.0. Run on the
-/// main thread (XCTest), on manual schedulers turned here.
-final class OutsideReadingFindingsTests: XCTestCase {
+/// Transactions where features cross: a subscription's element arriving during the delivery of the one
+/// before, animated `modify` after non-animated requests (here and on another thread), explicit transactions
+/// inside scopes, `animateWithFlushedUpdates`' completions and replay, running subscriptions, and recording
+/// while a context is released. Run on the main thread (XCTest), on manual schedulers turned here.
+final class TransactionEdgeTests: XCTestCase {
     private func waitUntil(_ condition: () -> Bool, timeout: TimeInterval = 5) {
         let deadline = Date(timeIntervalSinceNow: timeout)
         while !condition() && Date() < deadline { Thread.sleep(forTimeInterval: 0.001) }
