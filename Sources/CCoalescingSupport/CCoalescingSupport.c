@@ -64,7 +64,6 @@ intptr_t cvu_transaction_scopes = 0;
 
 uint8_t cvu_diagnostics_recording = 0;
 uint8_t cvu_diagnostics_counting = 0;
-uint8_t cvu_recording_ledger_used = 0;
 #include <time.h>
 
 uint64_t cvu_monotonic_now_ns(void) {

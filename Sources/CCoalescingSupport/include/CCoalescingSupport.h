@@ -76,10 +76,6 @@ static inline void cvu_transaction_scopes_add(intptr_t delta) {
 
 // MARK: Threads
 
-/// Whether the calling thread is the process's main thread (the first thread). Cheap: on Darwin
-/// `pthread_main_np()`; elsewhere the kernel's thread id compared with the process id once per thread,
-/// then a thread-local read. Exact even after the main thread has exited (under `dispatchMain()`): no
-/// later thread can have the process id as its thread id.
 // A 64-bit word: a scheduler's turn mark (bit 0: a turn is asked for; the rest: the number of the batch
 // that asked, so that a batch can tell whether a turn has served it).
 
@@ -149,13 +145,14 @@ static inline uint64_t cvu_thread_serial(void) {
     return cvu_thread_identity() >> 1;
 }
 
+/// Whether the calling thread is the process's main thread (the first thread). Cheap: on Darwin
+/// `pthread_main_np()`; elsewhere the kernel's thread id compared with the process id once per thread,
+/// then a thread-local read. Exact even after the main thread has exited (under `dispatchMain()`): no
+/// later thread can have the process id as its thread id.
 static inline bool cvu_is_main_thread(void) {
     return (cvu_thread_identity() & 1) != 0;
 }
 
-// MARK: Generations
-
-/// The next number of a process-wide counter (1, 2, …): orders values made on any thread.
 // The striped locks (`StripedLocks`): a fixed array of small locks in static storage, taken and released
 // inline. No lazily created table (a `swift_once` check on every lock) and no library call on the
 // uncontended path. Apple: `os_unfair_lock`. Elsewhere: a three-state futex lock (0 free, 1 taken, 2 taken
@@ -199,6 +196,7 @@ static inline void cvu_stripe_unlock(unsigned index) {
 #endif
 }
 
+/// The next number of a process-wide counter (1, 2, …): orders values made on any thread.
 uint64_t cvu_next_generation(void);
 
 // MARK: Diagnostics
@@ -240,20 +238,6 @@ static inline bool cvu_diagnostics_is_counting(void) {
 static inline void cvu_diagnostics_set_counting(bool value) {
     if ((__atomic_load_n(&cvu_diagnostics_counting, __ATOMIC_RELAXED) != 0) != value) {
         __atomic_store_n(&cvu_diagnostics_counting, value ? 1 : 0, __ATOMIC_RELAXED);
-    }
-}
-
-/// Whether recording ever noted a request's call site (set once, never cleared): until then deliveries
-/// and releases do not look at the recording ledger, which would take its lock.
-extern uint8_t cvu_recording_ledger_used;
-
-static inline bool cvu_recording_ledger_is_used(void) {
-    return __atomic_load_n(&cvu_recording_ledger_used, __ATOMIC_RELAXED) != 0;
-}
-
-static inline void cvu_recording_ledger_mark_used(void) {
-    if (__atomic_load_n(&cvu_recording_ledger_used, __ATOMIC_RELAXED) == 0) {
-        __atomic_store_n(&cvu_recording_ledger_used, 1, __ATOMIC_RELAXED);
     }
 }
 

@@ -190,6 +190,10 @@ open class CoalescingScheduler: @unchecked Sendable {
         return stamp
     }
 
+    /// Whether a context re-requesting itself at every turn is how this scheduler drives per-frame work (a
+    /// frame-paced one), not an update loop: the update-loop report is then not made. Any thread.
+    package var drivesPerFrameWork: Bool { false }
+
     /// The clock the diagnostics read for this scheduler's turns and deliveries, in nanoseconds: a monotonic
     /// clock (``now()``); a ``ManualScheduler``'s moves only when told. Any thread.
     package func now() -> UInt64 {

@@ -112,6 +112,8 @@ public final class FramePacedScheduler: CoalescingScheduler, @unchecked Sendable
 
     package override var reportsStalls: Bool { true }
 
+    package override var drivesPerFrameWork: Bool { true }
+
     deinit {
         // The clock belongs to the main thread (a display link is invalidated on the thread whose run loop
         // it was added to). The last reference may go on any thread: hand the clock over there. Its tick

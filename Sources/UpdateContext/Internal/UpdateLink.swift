@@ -16,6 +16,8 @@ package final class UpdateLink: Sendable {
         var nextTask: UInt64 = 0
         /// Tasks that finished before ``register(_:key:)`` saw them.
         var finished: Set<UInt64> = []
+        /// While recording: the first request the context's next delivery absorbs (its site and thread).
+        var recordedSite: UpdateDiagnostics.Report.CallSite?
     }
 
     private let state: Locked<State>
@@ -100,6 +102,30 @@ package final class UpdateLink: Sendable {
 
     var runningTasks: Int { state.withLock { $0.tasks.count } }
 
+    /// While recording: notes `site` as the first request of the context's next delivery, unless one is noted
+    /// already or the link is cut (the context is gone). Returns whether it noted it. Any thread.
+    func noteFirstRequest(_ site: RequestSite) -> Bool {
+        if state.withLock({ $0.recordedSite != nil || $0.core == nil }) { return false }
+        let callSite = site.callSite  // made outside the lock (it reads the thread's name)
+        return state.withLock { state in
+            guard state.recordedSite == nil, state.core != nil else { return false }
+            state.recordedSite = callSite
+            return true
+        }
+    }
+
+    /// The first request noted for the delivery beginning now, taken (a delivery made while not recording just
+    /// forgets it). Main thread.
+    func takeRecordedSite() -> UpdateDiagnostics.Report.CallSite? {
+        state.withLock { state in
+            defer { state.recordedSite = nil }
+            return state.recordedSite
+        }
+    }
+
+    /// Whether a first request is noted (tests: nothing is kept for a context that went).
+    var hasRecordedSite: Bool { state.withLock { $0.recordedSite != nil } }
+
     /// The face of type `Face`, if one was adopted.
     func face<Face: AnyObject & Sendable>(_ type: Face.Type) -> Face? {
         state.withLock { $0.faces[ObjectIdentifier(type)] } as? Face
@@ -121,6 +147,7 @@ package final class UpdateLink: Sendable {
     func cut() {
         let (tasks, faces) = state.withLock { state -> ([any LinkedRunner], [any AnyObject & Sendable]) in
             state.core = nil
+            state.recordedSite = nil
             defer {
                 state.tasks.removeAll()
                 state.faces.removeAll()

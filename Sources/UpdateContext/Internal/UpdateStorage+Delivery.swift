@@ -36,7 +36,7 @@ extension UpdateStorage {
         // The first request this delivery absorbed is claimed with its count, before any updater can request
         // again (for the next delivery) or recording can change; a delivery made while not recording just
         // forgets it (no stale site for a later one).
-        let recordedSite = hasRecordedSite ? RecordingLedger.take(for: self) : nil
+        let recordedSite = hasRecordedSite ? withShared({ $0.link })?.takeRecordedSite() : nil
         // The completions run after the updaters (inside the delivery: what they request waits for a
         // later cycle), or once the animations the updaters started end.
         let hadUpdaters = entry != nil

@@ -30,7 +30,7 @@ extension UpdateStorage: WatchdogSubject, SlowTurnSubject {
     /// ``noteSlowPathRequest(_:)`` with the site made only if a report or recording needs it.
     @inline(__always)
     func noteSlowPathRequest(lazily site: () -> RequestSite) {
-        if cvu_diagnostics_is_recording() { RecordingLedger.noteFirstRequest(of: self, site: site()) }
+        if cvu_diagnostics_is_recording() { noteFirstRequest(site()) }
         if machinePointer.pointee.isDelivering {
             noteRequestInDelivery(site())
         } else {
@@ -45,7 +45,7 @@ extension UpdateStorage: WatchdogSubject, SlowTurnSubject {
         let bits = cvu_bits_fetch_or(diagnostics, DiagnosticsBits.requestedInDelivery)
         guard machinePointer.pointee.loopCount >= DiagnosticsThresholds.loopCycles - 1,
             bits & DiagnosticsBits.loopReported == 0,
-            !withScheduler({ $0 is FramePacedScheduler })
+            !withScheduler({ $0.drivesPerFrameWork })
         else { return }
         _ = cvu_bits_fetch_or(diagnostics, DiagnosticsBits.loopReported)
         UpdateDiagnostics.emit(
@@ -56,6 +56,13 @@ extension UpdateStorage: WatchdogSubject, SlowTurnSubject {
                     + "delivers every cycle and keeps the CPU busy. Make the updater only read state (or "
                     + "compare before assigning), or use the .framePaced scheduler for per-frame work.",
                 callSite: site.callSite))
+    }
+
+    /// While recording: `site` is the first request of the next delivery unless one is noted already (kept by
+    /// the context's link, which goes with the context). Any thread.
+    private func noteFirstRequest(_ site: RequestSite) {
+        guard link.noteFirstRequest(site) else { return }
+        withShared { $0.hasRecordedSite = true }
     }
 
     /// A request on any thread (a transaction's): counted and checked as its thread's path does.
@@ -73,7 +80,7 @@ extension UpdateStorage: WatchdogSubject, SlowTurnSubject {
     }
 
     func noteRequestElsewhere(_ site: RequestSite) {
-        if cvu_diagnostics_is_recording() { RecordingLedger.noteFirstRequest(of: self, site: site) }
+        if cvu_diagnostics_is_recording() { noteFirstRequest(site) }
     }
 
     /// The delivery's updaters have returned: counts the cycle towards an update loop or resets the count.

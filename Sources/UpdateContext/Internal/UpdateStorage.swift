@@ -286,9 +286,9 @@ struct UpdateStorageHeader {
         var inbox: [UpdateRequest] = []
         /// Whether the inbox has registered the storage for a turn that has not drained it yet.
         var inboxIsQueued = false
-        /// Whether recording noted a first request for this context's next delivery (`RecordingLedger`): a
-        /// delivery reads it with the first updater, under the lock it takes anyway, and looks at the ledger
-        /// (a global lock) only when it is set. In what would be padding.
+        /// Whether recording noted a first request for this context's next delivery (kept by the link): a
+        /// delivery reads it with the first updater, under the lock it takes anyway, and asks the link only
+        /// when it is set. In what would be padding.
         var hasRecordedSite = false
         /// Counts the requests put in the inbox (wrapping): what `animateWithFlushedUpdates` compares to
         /// learn whether its changes requested anything while updaters run. Beside the flag above, in
@@ -414,7 +414,6 @@ extension UpdateStorage {
             }
             return (shared.updaters.removeAll(), shared.inbox, shared.link, shared.scheduler)
         }
-        RecordingLedger.forgetAfterRelease(self)
         dropTransactions(inbox: dropped.1, link: dropped.2)
         dropped.2?.cut()
         // The scheduler (maybe a user's subclass) is released here, after the lock: it no longer holds
