@@ -394,6 +394,25 @@ final class DiagnosticsTests: XCTestCase {
             reports.last?.message ?? "no report")
     }
 
+    /// The rules' early flush and the delivery after it each name the request they absorbed: the explicit
+    /// `false`, then the animated request that flushed it.
+    func testAnEarlyFlushAndTheDeliveryAfterItNameTheirOwnFirstRequests() {
+        let context = ViewUpdatingContext(label: "flush sites", scheduler: scheduler, refreshEvents: [])
+        context.onUpdate { _ in }
+        UpdateDiagnostics.isRecording = true
+        let lineA = #line + 1
+        context.setNeedsUpdate(animated: false)
+        let lineB = #line + 1
+        context.setNeedsUpdate(animated: true)
+        scheduler.turn()
+        let reports = recorder.reports(label: "flush sites", kind: .delivery)
+        XCTAssertEqual(reports.count, 2)
+        XCTAssertEqual(reports.first?.callSite?.line, UInt(lineA), "the early flush absorbed the false")
+        XCTAssertEqual(reports.first?.absorbedRequests, 1)
+        XCTAssertEqual(reports.last?.callSite?.line, UInt(lineB), "the end of cycle absorbed the true")
+        XCTAssertEqual(reports.last?.absorbedRequests, 1)
+    }
+
     // MARK: The handler
 
     /// Replacing the handler releases the old one outside the handler's lock: an old handler whose captures'

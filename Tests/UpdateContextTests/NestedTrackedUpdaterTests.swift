@@ -316,6 +316,50 @@ final class NestedTrackedChildTests: XCTestCase {
     }
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension NestedTrackedChildTests {
+    /// Two levels: a change to what a grandchild read (delivered inside its parent, itself delivered inside
+    /// the outer updater) requests the grandchild too, in the cycle of the change.
+    func testAChangeAGrandchildReadRequestsIt() throws {
+        let scheduler = ManualScheduler()
+        let model = AccountModel()
+        let outer = ViewUpdatingContext(label: "outer", scheduler: scheduler, refreshEvents: [])
+        let middle = ViewUpdatingContext(label: "middle", scheduler: scheduler, refreshEvents: [])
+        let inner = ViewUpdatingContext(label: "inner", scheduler: scheduler, refreshEvents: [])
+        var shown: [Int] = []
+        inner.onTrackedUpdate { _ in shown.append(model.mood) }
+        middle.onTrackedUpdate { _ in inner.update() }
+        outer.onTrackedUpdate { _ in middle.update() }
+        try scheduler.runUntilIdle()
+        outer.setNeedsUpdate()
+        try scheduler.runUntilIdle()
+        model.mood = 9
+        XCTAssertTrue(inner.isUpdatePending, "a change to what it read requests it")
+        scheduler.turn()
+        XCTAssertEqual(shown.last, 9)
+        try scheduler.runUntilIdle()
+    }
+
+    /// A child released after its parent rendered it inside its run is freed at once: the parent's tracking
+    /// (which the model holds) keeps nothing of it.
+    func testAReleasedChildIsNotKeptByItsParentsTracking() throws {
+        let scheduler = ManualScheduler()
+        let model = AccountModel()
+        let parent = ViewUpdatingContext(label: "parent", scheduler: scheduler, refreshEvents: [])
+        var child: ViewUpdatingContext? = ViewUpdatingContext(label: "child", scheduler: scheduler, refreshEvents: [])
+        weak let childLink = child!.updateLink
+        child!.onTrackedUpdate { _ in _ = model.mood }
+        parent.onTrackedUpdate { _ in child?.update() }
+        try scheduler.runUntilIdle()
+        parent.setNeedsUpdate()
+        try scheduler.runUntilIdle()  // the child ran inside the parent's run
+        child = nil
+        XCTAssertNil(childLink, "the child's link is freed with it")
+        try scheduler.runUntilIdle()
+        withExtendedLifetime((parent, model)) {}
+    }
+}
+
 /// A screen that starts its child screen inside its own render, and renders it there.
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 @MainActor

@@ -22,8 +22,21 @@ extension UpdateStorage {
     @inline(__always)
     func request(_ transaction: UpdateTransaction, update: Bool, site: RequestSite?) {
         if !update && isRepeatedPlainTransaction(transaction) { return }
-        if let site { noteRequest(site) }
-        requestSlowly(transaction.claimingCompletions(), update: update)
+        guard let site else { return requestSlowly(transaction.claimingCompletions(), update: update) }
+        noting(site, of: transaction, update: update) {
+            requestSlowly(transaction.claimingCompletions(), update: update)
+        }
+    }
+
+    /// Runs `request` with `site` noted for the delivery that absorbs it: after the request when it makes the
+    /// rules' early flush (which delivers what was pending before it), before it otherwise.
+    private func noting(
+        _ site: RequestSite, of transaction: UpdateTransaction, update: Bool, _ request: () -> Void
+    ) {
+        let flushesFirst = !update && transaction.isAnimated && isOnSchedulerThread && hasNonAnimatedRequestPending
+        if !flushesFirst { noteRequest(site) }
+        request()
+        if flushesFirst { noteRequest(site) }
     }
 
     /// ``request(_:update:site:)`` from a call in the user's code: the site is made only on the slow path.
@@ -35,8 +48,10 @@ extension UpdateStorage {
 
     @inline(never)
     func requestSlowly(_ transaction: UpdateTransaction, file: StaticString, line: UInt) {
-        noteRequest(RequestSite(file: file, line: line))
-        requestSlowly(transaction.joiningCurrentScope().claimingCompletions(), update: false)
+        let transaction = transaction.joiningCurrentScope()
+        noting(RequestSite(file: file, line: line), of: transaction, update: false) {
+            requestSlowly(transaction.claimingCompletions(), update: false)
+        }
     }
 
     /// The fast path: the same plain transaction again on a dirty context changes nothing (counted while

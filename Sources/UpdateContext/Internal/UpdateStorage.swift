@@ -259,9 +259,16 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
             post(.setNeedsUpdate(flag))
             return
         }
-        noteSlowPathRequest(lazily: site)
         drainInboxIfNeeded()
-        perform(machinePointer.pointee.setNeedsUpdate(flag), forPlainRequest: flag)
+        let action = machinePointer.pointee.setNeedsUpdate(flag)
+        if action.isEarlyFlush {
+            // The flush delivers what was pending before this request; this one is the next delivery's.
+            perform(action, forPlainRequest: flag)
+            noteSlowPathRequest(lazily: site)
+        } else {
+            noteSlowPathRequest(lazily: site)
+            perform(action, forPlainRequest: flag)
+        }
     }
 
     /// A change that a request with `flag` will follow is about to land: on the scheduler's thread, when

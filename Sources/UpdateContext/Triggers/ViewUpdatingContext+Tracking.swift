@@ -139,14 +139,20 @@ final class TrackedUpdater: Sendable {
         var retired = false
         /// The updater's registration, once known (to tell that it was removed while it ran).
         var id: UInt64?
-        /// The tracked updaters delivered inside the current run: what they read is this tracking's.
-        var children: [TrackedUpdater] = []
+        /// The tracked updaters delivered inside the current run: what they read is this tracking's. Weakly:
+        /// the model holds this updater through its tracking, and a child that goes must not be kept.
+        var children: [Child] = []
+    }
+
+    /// A child updater, weakly (its updater's closure owns it).
+    private struct Child {
+        weak var updater: TrackedUpdater?
     }
 
     /// What a firing asks for.
     private enum Firing {
         case none
-        case change(children: [TrackedUpdater], reportOffMain: Bool)
+        case change(children: [Child], reportOffMain: Bool)
         case writeBack
     }
 
@@ -174,7 +180,7 @@ final class TrackedUpdater: Sendable {
         let host = cvu_tracked_run().map { Unmanaged<TrackedUpdater>.fromOpaque($0).takeUnretainedValue() }
         host?.adopt(self)
         // The tracking before keeps listening while the updater runs (write-backs), nested or not.
-        var previousChildren: [TrackedUpdater] = []
+        var previousChildren: [Child] = []
         let generation = state.withLock { state in
             state.generation &+= 1
             state.previousArmed = state.armed
@@ -184,19 +190,17 @@ final class TrackedUpdater: Sendable {
             swap(&previousChildren, &state.children)
             return state.generation
         }
-        let me = Unmanaged.passUnretained(self).toOpaque()
         if host == nil {
             withObservationTracking {
                 sentinel.read(slot: generation)
-                let outer = cvu_set_tracked_run(me)
+                let outer = cvu_set_tracked_run(Unmanaged.passUnretained(self).toOpaque())
                 defer { _ = cvu_set_tracked_run(outer) }
                 closure(animated)
             } onChange: {
                 self.fired(generation)
             }
         } else {
-            let outer = cvu_set_tracked_run(me)
-            defer { _ = cvu_set_tracked_run(outer) }
+            // The host stays the run under way: what this delivers inside itself is the host's too.
             closure(animated)
         }
         // The updater returned (and its new tracking is installed): the one before is retired (and this one
@@ -218,7 +222,8 @@ final class TrackedUpdater: Sendable {
         // The contexts the previous run delivered that this one did not are no longer tracked by anyone: one
         // delivery each, on their own, tracks them again (after a change heard elsewhere: all of them, once
         // more, as for this one).
-        for child in previousChildren where followUp || !children.contains(where: { $0 === child }) {
+        for case let child? in previousChildren.map(\.updater)
+        where followUp || !children.contains(where: { $0.updater === child }) {
             child.requestIfRegistered(site: RequestSite(.followUp))
         }
         // Removed while it ran (by itself, or `removeUpdaters()`): nothing requests; its closure, released
@@ -275,13 +280,16 @@ final class TrackedUpdater: Sendable {
         guard case .change(let children, let reportOffMain) = firing else { return }
         if reportOffMain { reportOffMainThread() }
         link.setNeedsUpdate(nil, site: RequestSite(.trackedChange))
-        for child in children { child.requestIfRegistered(site: RequestSite(.trackedChange)) }
+        for case let child? in children.map(\.updater) { child.requestIfRegistered(site: RequestSite(.trackedChange)) }
     }
 
     /// A tracked updater delivered inside this updater's run: a change to what it read requests it too.
     private func adopt(_ child: TrackedUpdater) {
         state.withLock { state in
-            if !state.children.contains(where: { $0 === child }) { state.children.append(child) }
+            state.children.removeAll { $0.updater == nil }
+            if !state.children.contains(where: { $0.updater === child }) {
+                state.children.append(Child(updater: child))
+            }
         }
     }
 
@@ -290,7 +298,7 @@ final class TrackedUpdater: Sendable {
     /// delivered, which no one tracks now, are requested once each (to track on their own). Any thread,
     /// outside every lock.
     func retire() {
-        var children: [TrackedUpdater] = []
+        var children: [Child] = []
         let slots = state.withLock { state -> [UInt64] in
             state.retired = true
             var slots: [UInt64] = []
@@ -302,7 +310,7 @@ final class TrackedUpdater: Sendable {
             return slots
         }
         for slot in slots { sentinel.change(slot: slot) }
-        for child in children { child.requestIfRegistered(site: RequestSite(.followUp)) }
+        for case let child? in children.map(\.updater) { child.requestIfRegistered(site: RequestSite(.followUp)) }
     }
 
     private func reportWriteBack() {
