@@ -66,6 +66,9 @@ final class ObservationRandomTests: XCTestCase {
         var childRenders = 1
         /// Drops (and so releases) the child inside its delivery number `dropsChildAt` (a cell going away).
         var dropsChildAt: Int?
+        /// The child is started inside this screen's first delivery (a child screen made while rendering), not
+        /// before: its first render runs inside this screen's tracked run.
+        var startsChildInside = false
         /// The links of children dropped inside a delivery, for the end's check that nothing is kept.
         var droppedChildLinks: [() -> UpdateLink?] = []
         /// This screen's link, its child's and its dropped children's: what the cells must not keep once it goes.
@@ -89,6 +92,10 @@ final class ObservationRandomTests: XCTestCase {
             if removed { callsAfterRemoval += 1 }
             deliveries += 1
             shown = cells.map(\.value)
+            if startsChildInside, let child {
+                startsChildInside = false
+                child.startUpdatingView()
+            }
             if let child {
                 for render in 0..<childRenders {
                     if rendersChildAtOnce {
@@ -175,7 +182,11 @@ final class ObservationRandomTests: XCTestCase {
                 if Int.random(in: 0..<3, using: &random) == 0 {
                     screen.dropsChildAt = Int.random(in: 1...4, using: &random)
                 }
-                onMainActor(child) { $0.startUpdatingView() }
+                if Bool.random(using: &random) {
+                    screen.startsChildInside = true
+                } else {
+                    onMainActor(child) { $0.startUpdatingView() }
+                }
             case 3:
                 // A one-shot screen: removes itself in its first, second or third delivery.
                 if !screen.writesBack { screen.removesItselfAt = Int.random(in: 1...3, using: &random) }
