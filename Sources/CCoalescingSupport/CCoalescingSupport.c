@@ -63,7 +63,6 @@ uint64_t cvu_next_generation(void) {
 intptr_t cvu_transaction_scopes = 0;
 
 uint8_t cvu_diagnostics_recording = 0;
-uint8_t cvu_diagnostics_counting = 0;
 #include <time.h>
 
 uint64_t cvu_monotonic_now_ns(void) {

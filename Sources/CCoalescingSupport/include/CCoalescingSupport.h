@@ -226,21 +226,6 @@ static inline void cvu_diagnostics_set_recording(bool value) {
     __atomic_store_n(&cvu_diagnostics_recording, value ? 1 : 0, __ATOMIC_RELAXED);
 }
 
-/// Whether requests on an already-dirty context are counted (for the absorbed count of recorded deliveries
-/// and signposts): while recording, or while a tool records signposts (checked at each turn). Off, the
-/// request path reads this byte and writes nothing.
-extern uint8_t cvu_diagnostics_counting;
-
-static inline bool cvu_diagnostics_is_counting(void) {
-    return __atomic_load_n(&cvu_diagnostics_counting, __ATOMIC_RELAXED) != 0;
-}
-
-static inline void cvu_diagnostics_set_counting(bool value) {
-    if ((__atomic_load_n(&cvu_diagnostics_counting, __ATOMIC_RELAXED) != 0) != value) {
-        __atomic_store_n(&cvu_diagnostics_counting, value ? 1 : 0, __ATOMIC_RELAXED);
-    }
-}
-
 /// Nanoseconds of a monotonic clock (Linux: CLOCK_MONOTONIC through the vDSO, ~30 ns; Darwin:
 /// CLOCK_UPTIME_RAW): what a scheduler's diagnostics read (`CoalescingScheduler.now()`), per turn, and per
 /// updater only in timed deliveries, never per request.

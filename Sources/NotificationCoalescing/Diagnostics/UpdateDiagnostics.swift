@@ -32,10 +32,7 @@ public enum UpdateDiagnostics {
     /// byte. Any thread.
     public static var isRecording: Bool {
         get { cvu_diagnostics_is_recording() }
-        set {
-            cvu_diagnostics_set_recording(newValue)
-            cvu_diagnostics_set_counting(newValue)
-        }
+        set { cvu_diagnostics_set_recording(newValue) }
     }
 
     /// Where reports go. By default the unified log on Apple platforms (`os.Logger`, subsystem

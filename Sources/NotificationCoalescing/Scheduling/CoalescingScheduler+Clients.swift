@@ -108,8 +108,9 @@ extension CoalescingScheduler {
         let turn = SchedulerTurn(mode: mode, isCommonMode: isCommonMode, serial: turnSerial)
         var stillParked: [Parked] = []
         let interval = Signposts.begin(.turn, label: label, count: count)
-        // Requests are counted (for recorded deliveries and signposts) only while either is on.
-        cvu_diagnostics_set_counting(interval != nil || cvu_diagnostics_is_recording())
+        // Requests are counted (for signposts) while this scheduler's turns are signposted; recording counts them
+        // as well.
+        cvu_word_store_relaxed(countingWord, interval != nil ? 1 : 0)
         for pending in owned {
             if let modes = pending.performTurn(turn) {
                 stillParked.append(Parked(client: pending.client, modes: modes))

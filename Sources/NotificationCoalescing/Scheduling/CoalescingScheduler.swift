@@ -120,7 +120,10 @@ open class CoalescingScheduler: @unchecked Sendable {
         /// Bumped whenever a pending transaction of a context on this scheduler changes other than by a
         /// merge (see ``RepeatedTransaction``): any thread.
         static let transactionEpoch = 6
-        static let count = 7
+        /// Nonzero while the scheduler's turns are signposted (Instruments records): requests count themselves
+        /// for the signposts' absorbed counts (recording counts them too). Written by its turns.
+        static let counting = 7
+        static let count = 8
     }
     /// Clients scheduled on the scheduler's own thread: no lock needed (confined to that thread).
     @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) final var ownerWaiting: [PendingClient] = []
@@ -150,6 +153,8 @@ open class CoalescingScheduler: @unchecked Sendable {
     package let repeatedTransaction: UnsafeMutablePointer<RepeatedTransaction>
     /// The word of ``transactionEpoch`` (in `turnWord`'s block), for the request path of other modules.
     @usableFromInline let transactionEpochWord: UnsafeMutablePointer<UInt64>
+    /// The word of ``countsRequests`` (in `turnWord`'s block).
+    @usableFromInline let countingWord: UnsafeMutablePointer<UInt64>
 
     /// Creates a scheduler whose turns run on the calling thread (see ``isCurrent``).
     ///
@@ -164,6 +169,7 @@ open class CoalescingScheduler: @unchecked Sendable {
         repeatedTransaction = .allocate(capacity: 1)
         repeatedTransaction.initialize(to: RepeatedTransaction())
         transactionEpochWord = turnWord + Word.transactionEpoch
+        countingWord = turnWord + Word.counting
         (threadMask, threadExpected, threadTestIsExact) = Self.threadTest(.unknown)
     }
 
@@ -175,6 +181,7 @@ open class CoalescingScheduler: @unchecked Sendable {
         repeatedTransaction = .allocate(capacity: 1)
         repeatedTransaction.initialize(to: RepeatedTransaction())
         transactionEpochWord = turnWord + Word.transactionEpoch
+        countingWord = turnWord + Word.counting
         (threadMask, threadExpected, threadTestIsExact) = Self.threadTest(turnThread)
     }
 
@@ -198,6 +205,13 @@ open class CoalescingScheduler: @unchecked Sendable {
     /// clock (``now()``); a ``ManualScheduler``'s moves only when told. Any thread.
     package func now() -> UInt64 {
         cvu_monotonic_now_ns()
+    }
+
+    /// Whether requests on this scheduler's contexts count themselves: while its turns are signposted (recording
+    /// counts them as well, see `cvu_diagnostics_is_recording`). Any thread.
+    @inlinable
+    package final var countsRequests: Bool {
+        cvu_word_load_relaxed(countingWord) != 0
     }
 
     /// The epoch ``RepeatedTransaction`` entries are checked against (any thread).

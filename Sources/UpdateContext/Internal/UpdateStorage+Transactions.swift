@@ -65,7 +65,9 @@ extension UpdateStorage {
             !inboxHasRequests, machinePointer.pointee.isNoOp(true),
             let animation = transaction.animation, matchesRepeatedTransaction(animation)
         {
-            if cvu_diagnostics_is_counting() { machinePointer.pointee.absorbed &+= 1 }
+            if cvu_diagnostics_is_recording() || withScheduler({ $0.countsRequests }) {
+                machinePointer.pointee.absorbed &+= 1
+            }
             return true
         }
         return false

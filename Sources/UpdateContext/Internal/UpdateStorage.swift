@@ -229,7 +229,9 @@ final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient
         if !cvu_transaction_scopes_active() && isOnSchedulerThread && !inboxHasRequests
             && machinePointer.pointee.isNoOp(flag) && (flag != true || !hasPendingTransaction)
         {
-            if cvu_diagnostics_is_counting() { machinePointer.pointee.absorbed &+= 1 }
+            if cvu_diagnostics_is_recording() || withScheduler({ $0.countsRequests }) {
+                machinePointer.pointee.absorbed &+= 1
+            }
             return true
         }
         return false
