@@ -110,7 +110,7 @@ extension CoalescingScheduler {
         let interval = Signposts.begin(.turn, label: label, count: count)
         // Requests are counted (for signposts) while this scheduler's turns are signposted; recording counts them
         // as well.
-        cvu_word_store_relaxed(countingWord, interval != nil ? 1 : 0)
+        cvu_word_store_relaxed(turnWord + Word.counting, interval != nil ? 1 : 0)
         for pending in owned {
             if let modes = pending.performTurn(turn) {
                 stillParked.append(Parked(client: pending.client, modes: modes))

@@ -102,6 +102,7 @@ open class CoalescingScheduler: @unchecked Sendable {
     @usableFromInline let turnWord: UnsafeMutablePointer<UInt64>
 
     /// The indexes of the words at `turnWord`.
+    @usableFromInline
     enum Word {
         /// The turn mark (see `turnWord`).
         static let mark = 0
@@ -119,10 +120,10 @@ open class CoalescingScheduler: @unchecked Sendable {
         static let hostsViews = 5
         /// Bumped whenever a pending transaction of a context on this scheduler changes other than by a
         /// merge (see ``RepeatedTransaction``): any thread.
-        static let transactionEpoch = 6
+        @inlinable static var transactionEpoch: Int { 6 }
         /// Nonzero while the scheduler's turns are signposted (Instruments records): requests count themselves
         /// for the signposts' absorbed counts (recording counts them too). Written by its turns.
-        static let counting = 7
+        @inlinable static var counting: Int { 7 }
         static let count = 8
     }
     /// Clients scheduled on the scheduler's own thread: no lock needed (confined to that thread).
@@ -151,10 +152,6 @@ open class CoalescingScheduler: @unchecked Sendable {
     /// The last plain transaction merged into the pending one of a context on this scheduler
     /// (``RepeatedTransaction``): confined to the scheduler's thread, at a stable address.
     package let repeatedTransaction: UnsafeMutablePointer<RepeatedTransaction>
-    /// The word of ``transactionEpoch`` (in `turnWord`'s block), for the request path of other modules.
-    @usableFromInline let transactionEpochWord: UnsafeMutablePointer<UInt64>
-    /// The word of ``countsRequests`` (in `turnWord`'s block).
-    @usableFromInline let countingWord: UnsafeMutablePointer<UInt64>
 
     /// Creates a scheduler whose turns run on the calling thread (see ``isCurrent``).
     ///
@@ -168,8 +165,6 @@ open class CoalescingScheduler: @unchecked Sendable {
         stamp = Self.makeStamp()
         repeatedTransaction = .allocate(capacity: 1)
         repeatedTransaction.initialize(to: RepeatedTransaction())
-        transactionEpochWord = turnWord + Word.transactionEpoch
-        countingWord = turnWord + Word.counting
         (threadMask, threadExpected, threadTestIsExact) = Self.threadTest(.unknown)
     }
 
@@ -180,8 +175,6 @@ open class CoalescingScheduler: @unchecked Sendable {
         stamp = Self.makeStamp()
         repeatedTransaction = .allocate(capacity: 1)
         repeatedTransaction.initialize(to: RepeatedTransaction())
-        transactionEpochWord = turnWord + Word.transactionEpoch
-        countingWord = turnWord + Word.counting
         (threadMask, threadExpected, threadTestIsExact) = Self.threadTest(turnThread)
     }
 
@@ -211,13 +204,13 @@ open class CoalescingScheduler: @unchecked Sendable {
     /// counts them as well, see `cvu_diagnostics_is_recording`). Any thread.
     @inlinable
     package final var countsRequests: Bool {
-        cvu_word_load_relaxed(countingWord) != 0
+        cvu_word_load_relaxed(turnWord + Word.counting) != 0
     }
 
     /// The epoch ``RepeatedTransaction`` entries are checked against (any thread).
     @inlinable
     package final var transactionEpoch: UInt64 {
-        cvu_word_load_relaxed(transactionEpochWord)
+        cvu_word_load_relaxed(turnWord + Word.transactionEpoch)
     }
 
     /// A pending transaction of a context on this scheduler changed other than by a merge: the entry is stale.
