@@ -463,6 +463,9 @@ final class CanonicalPromiseTests: XCTestCase {
         scheduler.turn()
         XCTAssertEqual(card.shown.map(\.animated), [true])
         XCTAssertEqual(other.shown.map(\.animated), [true])
+        // The task lets go of the scope when it ends, just after `ran`: the completion is told then (from the
+        // main queue when that is after the delivery), once.
+        spinMainLoop(timeout: 10) { !calls.all.isEmpty }
         XCTAssertEqual(calls.all, ["scope:shown@2"])
     }
 
