@@ -8,6 +8,11 @@ let package = Package(
     platforms: [.macOS(.v10_15), .iOS(.v13), .tvOS(.v13), .watchOS(.v6), .visionOS(.v1)],
     products: [
         .library(name: "NotificationCoalescing", targets: ["NotificationCoalescing"]),
+        // The canonical path alone (ViewUpdating, @NeedsUpdate, the context, transactions, the schedulers a
+        // context needs, diagnostics): what an app can depend on and own by itself.
+        .library(name: "UpdateContextCore", targets: ["UpdateContextCore"]),
+        // The core with the layers: the UIKit 26 pass, typed-message and notification inputs, async sequences,
+        // StateUpdatingContext, keyboard animation, and NotificationCoalescing.
         .library(name: "UpdateContext", targets: ["UpdateContext"]),
         // SwiftUI and Combine: the observable faces, the gates on a context's deliveries, the Combine trigger
         // and deliveries publisher.
@@ -19,8 +24,14 @@ let package = Package(
     targets: [
         // Atomics and a main-thread check that exist on every supported system (no product exports it).
         .target(name: "CCoalescingSupport"),
-        .target(name: "NotificationCoalescing", dependencies: ["CCoalescingSupport"]),
-        .target(name: "UpdateContext", dependencies: ["NotificationCoalescing", "CCoalescingSupport"]),
+        // What both libraries share — schedulers, diagnostics, locks, misuse, thread identity — re-exported by
+        // UpdateContextCore and by NotificationCoalescing. No product of its own.
+        .target(name: "CoalescingRuntime", dependencies: ["CCoalescingSupport"]),
+        .target(name: "NotificationCoalescing", dependencies: ["CoalescingRuntime", "CCoalescingSupport"]),
+        .target(name: "UpdateContextCore", dependencies: ["CoalescingRuntime", "CCoalescingSupport"]),
+        .target(
+            name: "UpdateContext",
+            dependencies: ["UpdateContextCore", "NotificationCoalescing", "CoalescingRuntime", "CCoalescingSupport"]),
         .target(
             name: "UpdateContextSwiftUI",
             dependencies: ["UpdateContext", "NotificationCoalescing", "CCoalescingSupport"]),
@@ -51,11 +62,12 @@ let package = Package(
             ]),
         .testTarget(
             name: "NotificationCoalescingTests",
-            dependencies: ["NotificationCoalescing", "CMallocStats", "CoalescingTestSupport"]),
+            dependencies: ["NotificationCoalescing", "CoalescingRuntime", "CMallocStats", "CoalescingTestSupport"]),
         .testTarget(
             name: "UpdateContextTests",
             dependencies: [
-                "UpdateContext", "UpdateContextSwiftUI", "UpdateContextCompatibility", "NotificationCoalescing",
+                "UpdateContext", "UpdateContextCore", "CoalescingRuntime", "UpdateContextSwiftUI",
+                "UpdateContextCompatibility", "NotificationCoalescing",
                 "CMallocStats", "CoalescingTestSupport",
             ]),
     ],

@@ -49,8 +49,10 @@ def typecheck(root, sources, extra_files=(), max_errors=5, sdks=SDKS):
         os.symlink(os.path.join(root, 'Sources'), os.path.join(pkg, 'Sources'))
         targets = [
             '.target(name: "CCoalescingSupport", path: "Sources/CCoalescingSupport")',
-            '.target(name: "NotificationCoalescing", dependencies: ["CCoalescingSupport"], path: "Sources/NotificationCoalescing")',
-            '.target(name: "UpdateContext", dependencies: ["NotificationCoalescing", "CCoalescingSupport"], path: "Sources/UpdateContext")',
+            '.target(name: "CoalescingRuntime", dependencies: ["CCoalescingSupport"], path: "Sources/CoalescingRuntime")',
+            '.target(name: "NotificationCoalescing", dependencies: ["CoalescingRuntime", "CCoalescingSupport"], path: "Sources/NotificationCoalescing")',
+            '.target(name: "UpdateContextCore", dependencies: ["CoalescingRuntime", "CCoalescingSupport"], path: "Sources/UpdateContextCore")',
+            '.target(name: "UpdateContext", dependencies: ["UpdateContextCore", "NotificationCoalescing", "CoalescingRuntime", "CCoalescingSupport"], path: "Sources/UpdateContext")',
             '.target(name: "UpdateContextSwiftUI", dependencies: ["UpdateContext", "NotificationCoalescing"], path: "Sources/UpdateContextSwiftUI")',
             '.target(name: "UpdateContextCompatibility", dependencies: ["UpdateContext", "UpdateContextSwiftUI", "NotificationCoalescing", "CCoalescingSupport"], path: "Sources/UpdateContextCompatibility")',
         ]
@@ -60,7 +62,7 @@ def typecheck(root, sources, extra_files=(), max_errors=5, sdks=SDKS):
             for extra in extra_files:
                 shutil.copy(extra, os.path.join(d, os.path.basename(extra)))
             open(os.path.join(d, 'Source.swift'), 'w').write(code)
-            targets.append(f'.target(name: "Source{index}", dependencies: ["UpdateContext", "UpdateContextSwiftUI", "UpdateContextCompatibility", "NotificationCoalescing"], path: "Checked/Source{index}")')
+            targets.append(f'.target(name: "Source{index}", dependencies: ["UpdateContext", "UpdateContextCore", "UpdateContextSwiftUI", "UpdateContextCompatibility", "NotificationCoalescing"], path: "Checked/Source{index}")')
         open(os.path.join(pkg, 'Package.swift'), 'w').write(
             '// swift-tools-version:6.0\nimport PackageDescription\n\nlet package = Package(\n'
             f'    name: "AppleChecked",\n    platforms: {platforms},\n    targets: [\n        '
@@ -68,7 +70,7 @@ def typecheck(root, sources, extra_files=(), max_errors=5, sdks=SDKS):
         env = dict(os.environ, MAX_ERRORS=str(max_errors))
         for platform, sdk in installed_sdks(root, sdks):
             out = subprocess.run([tool, 'check', pkg, platform, '', sdk], capture_output=True, text=True, env=env)
-            if re.search(r'/ (CCoalescingSupport|NotificationCoalescing|UpdateContext): FAILS', out.stdout):
+            if re.search(r'/ (CCoalescingSupport|CoalescingRuntime|NotificationCoalescing|UpdateContextCore|UpdateContext): FAILS', out.stdout):
                 print(out.stdout)
                 raise SystemExit(f'the libraries themselves do not type-check for {platform} against {sdk}')
             lines = out.stdout.split('\n')

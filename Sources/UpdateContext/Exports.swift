@@ -1,4 +1,12 @@
-// One import for an app: `import UpdateContext` also gives the engine underneath — the schedulers
-// (`CoalescingScheduler`, `ManualScheduler`, …), `UpdateDiagnostics`, the notification contexts and their
-// typed-message forms — which the canonical path's tests, diagnostics and inputs use.
+// One import for an app: `import UpdateContext` brings the canonical path (UpdateContextCore, with the
+// schedulers and `UpdateDiagnostics` it re-exports), the notification contexts and their typed-message forms
+// (NotificationCoalescing), and the layers this module adds.
 @_exported import NotificationCoalescing
+@_exported import UpdateContextCore
+
+// UIKit is imported here, in the module's first file: otherwise the compiler loads it through the re-exports,
+// cannot read its version, and `canImport(UIKit, _version:)` (the iOS 26 checks of the pass and keyboard
+// layers) answers yes on every SDK (seen with Swift 6.3 and the iOS 18.6 SDK).
+#if canImport(UIKit) && !os(watchOS)
+import UIKit
+#endif

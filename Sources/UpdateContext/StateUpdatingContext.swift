@@ -301,3 +301,18 @@ private final class RenderedBox<State> {
 // @unchecked Sendable: the state is behind a lock; renderers (and their `RenderedBox`) run only inside
 // deliveries, on the main thread, one at a time; `context` is Sendable.
 extension StateUpdatingContext: @unchecked Sendable where State: Sendable {}
+
+extension DeliveryFeed {
+    /// Starts announcing the renders of a state context (once; the state faces call it at the end of
+    /// their init): `announce` gets the rendered state and the delivery that rendered it, only when a
+    /// delivery renders (a changed state, or a forced delivery). It starts as if `initial` had been
+    /// rendered, and registering it requests nothing.
+    package func start<State: Equatable>(
+        rendering context: StateUpdatingContext<State>, initial: State,
+        _ announce: @escaping (State, ContextDelivery) -> Void
+    ) {
+        let token = context.addRenderer(initialRendered: initial) { state, _, delivery in announce(state, delivery) }
+        hold(token)
+    }
+
+}

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 
+@testable import CoalescingRuntime
 @testable import NotificationCoalescing
 
 /// The frame rate of `FramePacedScheduler` on every platform (issue 24, item 3): the plan each system

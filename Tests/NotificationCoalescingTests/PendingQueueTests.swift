@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 
+@testable import CoalescingRuntime
 @testable import NotificationCoalescing
 
 /// The pure pending-queue structure, tested directly (no scheduler, no center).

@@ -2,6 +2,7 @@ import CMallocStats
 import Foundation
 import XCTest
 
+@testable import CoalescingRuntime
 @testable import NotificationCoalescing
 
 /// Removal is final (CONTRACT.md): once a handler is removed — by its token, by `removeObservers()`, or

@@ -4,7 +4,9 @@ import NotificationCoalescing
 import Observation
 import XCTest
 
+@testable import CoalescingRuntime
 @testable import UpdateContext
+@testable import UpdateContextCore
 
 /// The `@Observable` state a random probe's `updateView` reads (tracked by `startUpdatingView()`).
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)

@@ -6,7 +6,9 @@ import UpdateContextCompatibility
 import UpdateContextSwiftUI
 import XCTest
 
+@testable import CoalescingRuntime
 @testable import UpdateContext
+@testable import UpdateContextCore
 
 /// The core's timelines that a client found broken once, and two it asked to pin either way: cross-thread
 /// requests arriving after the animated one, observers at the guard's order, nested private loops, passes and

@@ -5,7 +5,9 @@ import UpdateContextCompatibility
 import UpdateContextSwiftUI
 import XCTest
 
+@testable import CoalescingRuntime
 @testable import UpdateContext
+@testable import UpdateContextCore
 
 /// Removal from another thread is exact without waiting (CONTRACT.md, issue 24 item 1): once `remove()`
 /// has returned, no call of the handler begins; the one call already under way — claimed by the

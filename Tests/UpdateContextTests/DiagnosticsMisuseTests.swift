@@ -3,7 +3,9 @@ import Foundation
 import NotificationCoalescing
 import XCTest
 
+@testable import CoalescingRuntime
 @testable import UpdateContext
+@testable import UpdateContextCore
 
 /// Mistakes that used to be silent, each reported once through `UpdateDiagnostics`; the watchdog is
 /// ticked by hand (each tick stands for a second); and handlers that call back in, or are replaced while

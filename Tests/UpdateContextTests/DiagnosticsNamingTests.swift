@@ -5,7 +5,9 @@ import Observation
 import UpdateContextCompatibility
 import XCTest
 
+@testable import CoalescingRuntime
 @testable import UpdateContext
+@testable import UpdateContextCore
 
 /// What a diagnostics report names: a delivery names the first request it absorbed (not one made during it),
 /// each request route names the user's line, a generic owner's property is named, `@ViewInvalidating(.update)`

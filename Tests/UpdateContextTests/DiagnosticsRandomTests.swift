@@ -3,7 +3,9 @@ import Foundation
 import NotificationCoalescing
 import XCTest
 
+@testable import CoalescingRuntime
 @testable import UpdateContext
+@testable import UpdateContextCore
 
 /// Random request routes — plain calls, transactions, `@NeedsUpdate` properties, other threads, `update()`
 /// — with recording toggled at random, checked after every delivery against a model of what its report

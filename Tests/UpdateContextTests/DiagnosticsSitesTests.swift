@@ -4,7 +4,9 @@ import NotificationCoalescing
 import Observation
 import XCTest
 
+@testable import CoalescingRuntime
 @testable import UpdateContext
+@testable import UpdateContextCore
 
 /// Diagnostics name the user's code: a `@NeedsUpdate` property names itself (its setter cannot see its
 /// caller's line), every request API counts and names its call site (transactions, `modify`, sequences),

@@ -3,7 +3,9 @@ import Foundation
 import NotificationCoalescing
 import XCTest
 
+@testable import CoalescingRuntime
 @testable import UpdateContext
+@testable import UpdateContextCore
 
 /// Labels, the always-on reports (update loop, slow updater) and recording, on a scheduler the test turns.
 final class DiagnosticsTests: XCTestCase {

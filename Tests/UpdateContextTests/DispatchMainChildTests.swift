@@ -3,7 +3,9 @@ import Foundation
 import NotificationCoalescing
 import XCTest
 
+@testable import CoalescingRuntime
 @testable import UpdateContext
+@testable import UpdateContextCore
 
 #if compiler(>=6.2) && (!canImport(Darwin) || canImport(Foundation, _version: 3600))
 

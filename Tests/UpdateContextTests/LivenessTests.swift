@@ -6,7 +6,9 @@ import UpdateContextCompatibility
 import UpdateContextSwiftUI
 import XCTest
 
+@testable import CoalescingRuntime
 @testable import UpdateContext
+@testable import UpdateContextCore
 
 /// `ViewUpdatingContext` never forgets an update, never delivers where it must not, and lets go of what
 /// it held. Run-loop tests stop the loop from the updater: a run that ends by its deadline instead means

@@ -3,7 +3,9 @@ import Foundation
 import NotificationCoalescing
 import XCTest
 
+@testable import CoalescingRuntime
 @testable import UpdateContext
+@testable import UpdateContextCore
 
 /// The keyboard's animation, read from plain values as UIKit hands them (its notifications' `userInfo`, its
 /// messages' duration and curve): the mapping every platform shares.

@@ -5,7 +5,9 @@ import NotificationCoalescing
 import Observation
 import XCTest
 
+@testable import CoalescingRuntime
 @testable import UpdateContext
+@testable import UpdateContextCore
 
 /// A tracked updater that delivers a tracked child inside its own run more than once (a screen that sets
 /// two of its card's `@NeedsUpdate` properties, each followed by the card's `updateViewIfNeeded()`), or that

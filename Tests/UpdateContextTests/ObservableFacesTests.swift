@@ -6,6 +6,8 @@ import Observation
 import XCTest
 
 @testable import UpdateContext
+@testable import UpdateContextCore
+@testable import CoalescingRuntime
 import UpdateContextCompatibility
 import UpdateContextSwiftUI
 

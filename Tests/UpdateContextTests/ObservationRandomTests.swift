@@ -4,7 +4,9 @@ import NotificationCoalescing
 import Observation
 import XCTest
 
+@testable import CoalescingRuntime
 @testable import UpdateContext
+@testable import UpdateContextCore
 
 /// An `@Observable` cell whose write can stall between Observation's `willSet` (which reports the change) and
 /// the store, until a semaphore the test holds is signalled: a writer preempted at the worst moment.

@@ -5,7 +5,9 @@ import UpdateContextCompatibility
 import UpdateContextSwiftUI
 import XCTest
 
+@testable import CoalescingRuntime
 @testable import UpdateContext
+@testable import UpdateContextCore
 
 /// `PassScheduler` under random interleavings (issue 24): several contexts on one scheduler, requests
 /// from the main thread and from others, passes by `runPass()` and by a context's `updateIfNeeded()`,

@@ -5,7 +5,9 @@ import UpdateContextCompatibility
 import UpdateContextSwiftUI
 import XCTest
 
+@testable import CoalescingRuntime
 @testable import UpdateContext
+@testable import UpdateContextCore
 
 /// The pass scheduler behind `ViewUpdatingContext.makeForUpdatePropertiesPass()`: requests ask for the pass
 /// once per batch, the pass delivers everything, and a pass that never comes is replaced by the main

@@ -3,7 +3,9 @@ import Foundation
 import NotificationCoalescing
 import XCTest
 
+@testable import CoalescingRuntime
 @testable import UpdateContext
+@testable import UpdateContextCore
 
 /// UIKit 26's update-properties pass, in the logic Linux runs: the context of `makeForUpdatePropertiesPass()`
 /// (`passContext`), its binding (what `startUpdatingView()` on a view or view controller, and

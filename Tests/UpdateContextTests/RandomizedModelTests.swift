@@ -5,7 +5,9 @@ import UpdateContextCompatibility
 import UpdateContextSwiftUI
 import XCTest
 
+@testable import CoalescingRuntime
 @testable import UpdateContext
+@testable import UpdateContextCore
 
 /// A reproducible random generator (SplitMix64): a failing run prints its seed, and
 /// `RANDOM_SEED=… swift test --filter RandomizedModelTests` replays it.

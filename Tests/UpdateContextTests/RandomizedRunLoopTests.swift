@@ -6,7 +6,9 @@ import UpdateContextCompatibility
 import UpdateContextSwiftUI
 import XCTest
 
+@testable import CoalescingRuntime
 @testable import UpdateContext
+@testable import UpdateContextCore
 
 /// The liveness invariant searched for on the real main run loop: random requests from the main
 /// thread, from other threads, from an observer ordered after the scheduler's (Core Animation's commit,

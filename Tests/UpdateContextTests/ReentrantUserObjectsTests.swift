@@ -5,7 +5,9 @@ import UpdateContextCompatibility
 import UpdateContextSwiftUI
 import XCTest
 
+@testable import CoalescingRuntime
 @testable import UpdateContext
+@testable import UpdateContextCore
 
 /// No internal lock is held while user code runs: user objects — `==`, deinits of states, of captured
 /// values and of notification values, updaters and handlers — call back into the library from there.

@@ -3,7 +3,9 @@ import Foundation
 import NotificationCoalescing
 import XCTest
 
+@testable import CoalescingRuntime
 @testable import UpdateContext
+@testable import UpdateContextCore
 
 private enum FromElement: UpdateTransactionKey {
     static let defaultValue = false

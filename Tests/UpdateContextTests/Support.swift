@@ -5,7 +5,9 @@ import UpdateContextCompatibility
 import UpdateContextSwiftUI
 import XCTest
 
+@testable import CoalescingRuntime
 @testable import UpdateContext
+@testable import UpdateContextCore
 
 /// Records deliveries: the flag, and whether it came on the main thread.
 final class Deliveries: @unchecked Sendable {

@@ -5,7 +5,9 @@ import Testing
 import UpdateContextCompatibility
 import UpdateContextSwiftUI
 
+@testable import CoalescingRuntime
 @testable import UpdateContext
+@testable import UpdateContextCore
 
 /// Swift Testing runs under an async main on Linux: no run loop turns and `Thread.isMainThread` is false.
 /// What does not need a turning loop is tested here too: the pure rules, and contexts driven by a

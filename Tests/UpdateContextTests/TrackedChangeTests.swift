@@ -4,7 +4,9 @@ import NotificationCoalescing
 import Observation
 import XCTest
 
+@testable import CoalescingRuntime
 @testable import UpdateContext
+@testable import UpdateContextCore
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 @Observable
@@ -171,7 +173,8 @@ final class TrackedChangeTests: XCTestCase {
         XCTAssertEqual(screen.value.shown, [], "nothing delivered in a private mode")
         XCTAssertNoThrow(try scheduler.runUntilIdle())
         XCTAssertEqual(screen.value.shown, ["b 2 n"])
-        XCTAssertEqual(told.entries, ["dropped(UpdateContext.UpdateCompletion.DropReason.nothingRequested) after 0"])
+        XCTAssertEqual(
+            told.entries, ["dropped(UpdateContextCore.UpdateCompletion.DropReason.nothingRequested) after 0"])
     }
 
     /// A scope whose own transaction neither animates nor completes does not flush, nested in one that

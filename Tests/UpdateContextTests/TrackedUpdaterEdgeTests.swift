@@ -4,7 +4,9 @@ import NotificationCoalescing
 import Observation
 import XCTest
 
+@testable import CoalescingRuntime
 @testable import UpdateContext
+@testable import UpdateContextCore
 
 /// The tracked updater's edges: a tracked updater that delivers another tracked context inside itself settles
 /// (no endless loop, no write-back blamed on it), a task's tracked change after a plain one in the same cycle

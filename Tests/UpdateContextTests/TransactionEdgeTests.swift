@@ -3,7 +3,9 @@ import Foundation
 import NotificationCoalescing
 import XCTest
 
+@testable import CoalescingRuntime
 @testable import UpdateContext
+@testable import UpdateContextCore
 
 /// Transactions where features cross: a subscription's element arriving during the delivery of the one
 /// before, animated `modify` after non-animated requests (here and on another thread), explicit transactions
@@ -198,7 +200,7 @@ final class TransactionEdgeTests: XCTestCase {
         XCTAssertEqual(deliveries, 1)
         XCTAssertEqual(
             calls.entries,
-            ["shown(finished: true)", "dropped(UpdateContext.UpdateCompletion.DropReason.contextReleased)"])
+            ["shown(finished: true)", "dropped(UpdateContextCore.UpdateCompletion.DropReason.contextReleased)"])
         continuation.finish()
         withExtendedLifetime(subscription) {}
     }

@@ -4,7 +4,9 @@ import UpdateContextCompatibility
 import UpdateContextSwiftUI
 import XCTest
 
+@testable import CoalescingRuntime
 @testable import UpdateContext
+@testable import UpdateContextCore
 
 /// The precedence rules: the pure value directly, then every timeline of CONTRACT.md through a real
 /// context, then a model-based comparison with an independent reference.

@@ -2,7 +2,9 @@ import UpdateContextCompatibility
 import UpdateContextSwiftUI
 import XCTest
 
+@testable import CoalescingRuntime
 @testable import UpdateContext
+@testable import UpdateContextCore
 
 /// The lifecycle state machine on its own: every event and the action it returns.
 final class UpdateStateMachineTests: XCTestCase {

@@ -5,7 +5,9 @@ import UpdateContextCompatibility
 import UpdateContextSwiftUI
 import XCTest
 
+@testable import CoalescingRuntime
 @testable import UpdateContext
+@testable import UpdateContextCore
 
 /// `ViewUpdatingContext` on a manual scheduler (cycles turned by hand) and on the real main run loop.
 final class ViewUpdatingContextTests: XCTestCase {

@@ -107,12 +107,8 @@ public final class FramePacedScheduler: CoalescingScheduler, @unchecked Sendable
         self.followsDisplay = followsDisplay
         plan = FrameClockPlan.plan(framesPerSecond: framesPerSecond, followsDisplay: followsDisplay, display: display)
         self.makeClock = makeClock
-        super.init(label: label, turnThread: .main)
+        super.init(label: label, turnThread: .main, reportsStalls: true, drivesPerFrameWork: true)
     }
-
-    package override var reportsStalls: Bool { true }
-
-    package override var drivesPerFrameWork: Bool { true }
 
     deinit {
         // The clock belongs to the main thread (a display link is invalidated on the thread whose run loop

@@ -1,5 +1,5 @@
 import Foundation
-import NotificationCoalescing
+import UpdateContextCore
 
 /// Where a context made by ``ViewUpdatingContext/makeForUpdatePropertiesPass(label:animated:refreshEvents:file:line:)`` asks
 /// for UIKit's pass: set by `startUpdatingView()` on a view or view controller, or `deliverInUpdateProperties(of:)`;
@@ -170,7 +170,9 @@ extension ViewUpdatingContext {
         line: UInt = #line
     ) -> ViewUpdatingContext {
         let binding = PropertiesPassBinding()
-        let scheduler = PassScheduler(requestPass: { binding.requestPass() }, fellBack: { binding.fellBack() })
+        let scheduler = PassScheduler(
+            requestPass: { binding.requestPass() }, fellBack: { binding.fellBack() },
+            ownerStarted: { owner in binding.bind(toOwner: owner) })
         let context = ViewUpdatingContext(
             label: label, animated: animated, scheduler: scheduler, refreshEvents: refreshEvents, file: file,
             line: line)
@@ -223,7 +225,7 @@ extension ViewUpdatingContext {
     /// whose owner is not the view it updates. The view is held weakly. Main thread.
     @MainActor
     public func deliverInUpdateProperties(of view: UIView) {
-        bindPass(toView: view, onlyIfUnbound: false)
+        storage.link.face(PropertiesPassBinding.self)?.bind(toView: view, onlyIfUnbound: false)
     }
 
     /// Makes a context from ``makeForUpdatePropertiesPass(label:animated:refreshEvents:file:line:)`` ask `controller` for its
@@ -234,26 +236,28 @@ extension ViewUpdatingContext {
     /// for a context whose owner is not the controller it updates. The controller is held weakly. Main thread.
     @MainActor
     public func deliverInUpdateProperties(of controller: UIViewController) {
-        bindPass(toController: controller, onlyIfUnbound: false)
+        storage.link.face(PropertiesPassBinding.self)?.bind(toController: controller, onlyIfUnbound: false)
     }
+}
 
+extension PropertiesPassBinding {
     /// What `startUpdatingView()` does for an owner that is a view or a view controller: binds an unbound
     /// update-properties context to it.
     @MainActor
-    func bindPassToOwner(_ owner: AnyObject) {
+    func bind(toOwner owner: AnyObject) {
         if let view = owner as? UIView {
-            bindPass(toView: view, onlyIfUnbound: true)
+            bind(toView: view, onlyIfUnbound: true)
         } else if let controller = owner as? UIViewController {
-            bindPass(toController: controller, onlyIfUnbound: true)
+            bind(toController: controller, onlyIfUnbound: true)
         }
     }
 
     @MainActor
-    private func bindPass(toView view: UIView, onlyIfUnbound: Bool) {
+    fileprivate func bind(toView view: UIView, onlyIfUnbound: Bool) {
         #if canImport(UIKit, _version: 9000)
         if #available(iOS 26, tvOS 26, visionOS 26, *) {
             let target = WeakMainActorObject(view)
-            bindPass(
+            bind(
                 { MainActor.assumeIsolated { (target.object as? UIView)?.setNeedsUpdateProperties() } },
                 isInWindow: { MainActor.assumeIsolated { (target.object as? UIView)?.window != nil } },
                 onlyIfUnbound: onlyIfUnbound)
@@ -262,11 +266,11 @@ extension ViewUpdatingContext {
     }
 
     @MainActor
-    private func bindPass(toController controller: UIViewController, onlyIfUnbound: Bool) {
+    fileprivate func bind(toController controller: UIViewController, onlyIfUnbound: Bool) {
         #if canImport(UIKit, _version: 9000)
         if #available(iOS 26, tvOS 26, visionOS 26, *) {
             let target = WeakMainActorObject(controller)
-            bindPass(
+            bind(
                 { MainActor.assumeIsolated { (target.object as? UIViewController)?.setNeedsUpdateProperties() } },
                 isInWindow: {
                     MainActor.assumeIsolated { (target.object as? UIViewController)?.viewIfLoaded?.window != nil }
@@ -277,11 +281,17 @@ extension ViewUpdatingContext {
     }
 }
 
-/// A weak reference to a main-actor object, read only on the main thread.
+/// A weak reference to a main-actor object, read only on the main thread
 private final class WeakMainActorObject: @unchecked Sendable {
     // @unchecked Sendable: `object` is set at creation and read only inside `MainActor.assumeIsolated`
     // (the pass scheduler calls its request on the main thread).
     weak var object: AnyObject?
     init(_ object: AnyObject) { self.object = object }
+}
+#else
+extension PropertiesPassBinding {
+    /// Without UIKit there is no pass to bind to.
+    @MainActor
+    func bind(toOwner owner: AnyObject) {}
 }
 #endif

@@ -1,0 +1,3 @@
+// The schedulers (`CoalescingScheduler`, `ManualScheduler`, …) and `UpdateDiagnostics` that a queue needs
+// come with `import NotificationCoalescing`.
+@_exported import CoalescingRuntime

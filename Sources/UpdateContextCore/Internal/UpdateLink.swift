@@ -1,0 +1,168 @@
+import CoalescingRuntime
+
+/// What outside callbacks hold instead of a core: Observation's `onChange` closures, the tasks that
+/// follow async sequences, Combine subscriptions, and the context's observable faces.
+///
+/// Those callbacks can outlive the context (an `onChange` waits for a change that may never come). A
+/// link is cut when the context goes: it then requests nothing and keeps nothing alive, and the tasks
+/// it tracks are cancelled. A weak reference would do the first half, but would give the core a side
+/// table and slow every retain of it.
+package final class UpdateLink: Sendable {
+    private struct State {
+        var core: UpdateStorage?
+        var tasks: [UInt64: any LinkedRunner] = [:]
+        /// The observable faces (one per type), kept while the context lives.
+        var faces: [ObjectIdentifier: any AnyObject & Sendable] = [:]
+        var nextTask: UInt64 = 0
+        /// Tasks that finished before ``register(_:key:)`` saw them.
+        var finished: Set<UInt64> = []
+        /// While recording: the first request the context's next delivery absorbs (its site and thread).
+        var recordedSite: UpdateDiagnostics.Report.CallSite?
+    }
+
+    private let state: Locked<State>
+
+    init(_ core: UpdateStorage) {
+        state = Locked(State(core: core))
+    }
+
+    /// `setNeedsUpdate(animated:)` on the context, if it is still there, from a Combine publisher's value.
+    /// Any thread.
+    package func setNeedsUpdate(_ flag: Bool?) {
+        setNeedsUpdate(flag, site: RequestSite(.publisher))
+    }
+
+    /// `setNeedsUpdate(animated:)` on the context, if it is still there; `site` is what diagnostics name.
+    /// Any thread.
+    package func setNeedsUpdate(_ flag: Bool?, site: RequestSite) {
+        state.withLock { $0.core }?.setNeedsUpdateFromOutside(flag, site: site)
+    }
+
+    /// The context's lifecycle refresh (an ``ViewUpdatingContext/update(animated:file:line:)`` at once on the
+    /// main thread, in the next cycle elsewhere), if it is still there. Any thread.
+    package func refresh() {
+        state.withLock { $0.core }?.refresh()
+    }
+
+    /// `setNeedsUpdate(transaction:)` on the context for a caller in another product, named by its line.
+    package func setNeedsUpdate(transaction: UpdateTransaction, file: StaticString = #fileID, line: UInt = #line) {
+        setNeedsUpdate(transaction: transaction, site: RequestSite(file: file, line: line))
+    }
+
+    /// `setNeedsUpdate(transaction:)` on the context, if it is still there (otherwise the transaction's
+    /// completions are told it was dropped). Inside a scope the request joins it. Any thread.
+    package func setNeedsUpdate(transaction: UpdateTransaction, site: RequestSite) {
+        let transaction = transaction.joiningCurrentScope()
+        if let core = state.withLock({ $0.core }), let scheduler = core.retainedScheduler() {
+            withExtendedLifetime(scheduler) { core.request(transaction, update: false, site: site) }
+        } else {
+            transaction.tellUnrequestedDropped(.contextReleased)
+        }
+    }
+
+    package var isCut: Bool { state.withLock { $0.core == nil } }
+
+    /// Whether updater `id` is still registered on the context (`false` once the context is gone). Any thread.
+    func hasUpdater(_ id: UInt64) -> Bool {
+        state.withLock { $0.core }?.hasUpdater(id) ?? false
+    }
+
+    /// Whether the context, if it is still there, has an update pending. Any thread.
+    var isUpdatePending: Bool {
+        state.withLock { $0.core }?.isUpdatePending ?? false
+    }
+
+    /// A key for a task about to start; pass it to ``register(_:key:)`` and ``finished(_:)``.
+    package func reserveKey() -> UInt64 {
+        state.withLock { state in
+            state.nextTask += 1
+            return state.nextTask
+        }
+    }
+
+    /// Registers a task to cancel when the link is cut; cancels it at once if the link already is, or
+    /// forgets it if it has already finished.
+    package func register(_ task: any LinkedRunner, key: UInt64) {
+        let cancelNow = state.withLock { state -> Bool in
+            if state.core == nil { return true }
+            if state.finished.remove(key) != nil { return false }
+            state.tasks[key] = task
+            return false
+        }
+        if cancelNow { task.cancel() }
+    }
+
+    package func finished(_ key: UInt64) {
+        state.withLock { state in
+            if state.tasks.removeValue(forKey: key) == nil {
+                state.finished.insert(key)  // finished before it was registered
+            }
+        }
+    }
+
+    var runningTasks: Int { state.withLock { $0.tasks.count } }
+
+    /// While recording: notes `site` as the first request of the context's next delivery, unless one is noted
+    /// already or the link is cut (the context is gone). Returns whether it noted it. Any thread.
+    func noteFirstRequest(_ site: RequestSite) -> Bool {
+        if state.withLock({ $0.recordedSite != nil || $0.core == nil }) { return false }
+        let callSite = site.callSite  // made outside the lock (it reads the thread's name)
+        return state.withLock { state in
+            guard state.recordedSite == nil, state.core != nil else { return false }
+            state.recordedSite = callSite
+            return true
+        }
+    }
+
+    /// The first request noted for the delivery beginning now, taken (a delivery made while not recording just
+    /// forgets it). Main thread.
+    func takeRecordedSite() -> UpdateDiagnostics.Report.CallSite? {
+        state.withLock { state in
+            defer { state.recordedSite = nil }
+            return state.recordedSite
+        }
+    }
+
+    /// Whether a first request is noted (tests: nothing is kept for a context that went).
+    var hasRecordedSite: Bool { state.withLock { $0.recordedSite != nil } }
+
+    /// The face of type `Face`, if one was adopted.
+    package func face<Face: AnyObject & Sendable>(_ type: Face.Type) -> Face? {
+        state.withLock { $0.faces[ObjectIdentifier(type)] } as? Face
+    }
+
+    /// Keeps `face` unless a face of its type is already kept (then returns that one, and `face` is
+    /// released by the caller, outside the lock). A cut link keeps nothing.
+    func adopt<Face: AnyObject & Sendable>(_ face: Face) -> Face {
+        let kept = state.withLock { state -> (any AnyObject & Sendable)? in
+            if state.core == nil { return nil }
+            if let kept = state.faces[ObjectIdentifier(Face.self)] { return kept }
+            state.faces[ObjectIdentifier(Face.self)] = face
+            return face
+        }
+        return kept as? Face ?? face
+    }
+
+    /// The context is gone: request nothing more, cancel every task, let the faces go.
+    func cut() {
+        let (tasks, faces) = state.withLock { state -> ([any LinkedRunner], [any AnyObject & Sendable]) in
+            state.core = nil
+            state.recordedSite = nil
+            defer {
+                state.tasks.removeAll()
+                state.faces.removeAll()
+            }
+            return (Array(state.tasks.values), Array(state.faces.values))
+        }
+        for task in tasks { task.cancel() }
+        _ = faces  // released here, outside the lock: a face's deinit removes its updater
+    }
+}
+
+/// What a link cancels when the context goes: a task following an async sequence, a Combine subscriber.
+package protocol LinkedRunner: Sendable {
+    func cancel()
+    var isCancelled: Bool { get }
+}
+
+extension Task: LinkedRunner where Success == Void, Failure == Never {}

@@ -1,0 +1,313 @@
+/// One request, as it waits in the inbox (made off the main thread, or while updaters run).
+enum UpdateRequest: Equatable, Sendable {
+    case setNeedsUpdate(Bool?)
+    case update(Bool?)
+    /// A delivery already decided (the last `resume()`, made while updaters ran): made as it is, forced
+    /// only if it was.
+    case deliver(Delivery)
+    /// A request carrying a transaction (`update: true` for `update(transaction:)`): the storage applies
+    /// it itself (``UpdateStorage/apply(_:update:)``), the machine never sees the box.
+    case transaction(TransactionBox, update: Bool)
+}
+
+extension UpdateRequest {
+    /// `animated: true` without a transaction: the delivery's animation becomes the default one.
+    var isAnimatedWithoutTransaction: Bool {
+        self == .setNeedsUpdate(true) || self == .update(true)
+    }
+
+    /// An explicit non-animated request (`animated: false`, or a transaction without an animation) that an
+    /// animated one after it flushes early (an `update` delivers at once instead: it leaves nothing pending).
+    var isNonAnimated: Bool {
+        switch self {
+        case .setNeedsUpdate(false?): true
+        case .transaction(let box, false): !box.transaction.isAnimated
+        case .setNeedsUpdate, .update, .deliver, .transaction: false
+        }
+    }
+}
+
+/// A transaction waiting in the inbox; equal only to itself (its completions are closures).
+final class TransactionBox: Sendable, Equatable {
+    let transaction: UpdateTransaction
+    init(_ transaction: UpdateTransaction) { self.transaction = transaction }
+    static func == (lhs: TransactionBox, rhs: TransactionBox) -> Bool { lhs === rhs }
+}
+
+/// What one delivery passes to the updaters.
+struct Delivery: Equatable, Sendable {
+    /// The flag every updater gets.
+    var animated: Bool
+    /// Whether it was asked for by `update()` (or a lifecycle refresh): it renders even what has not
+    /// changed. End-of-cycle deliveries and early non-animated flushes are not forced.
+    var isForced: Bool
+    /// Whether it is the precedence rules' early non-animated flush (`false` then `true`): an animated
+    /// delivery is scheduled right after it. Decided when the rules see the requests, in the order they
+    /// are applied — which, for requests from other threads, can differ from the order of the changes.
+    var isEarlyFlush = false
+}
+
+/// The lifecycle of one context on its main thread, as a pure value: the precedence rules
+/// (``UpdateRules``), whether the context is registered for a turn, whether a turn or a delivery is
+/// under way, and whether the context is gone. Every event returns the action the caller must take;
+/// the caller (``UpdateStorage``) performs it, outside any lock, and calls user code only there.
+///
+/// Modelled on swift-async-algorithms' `DebounceStateMachine`. Confined to the scheduler's thread.
+package struct UpdateStateMachine {
+    /// What a request, `update()` or `resume()` asks of the caller.
+    enum Action: Equatable {
+        /// Nothing to do now (already scheduled, suspended, or the context is gone).
+        case none
+        /// Register with the scheduler for the end of this cycle.
+        case askForTurn
+        /// Deliver now (an early non-animated flush, or `update()`); when `askForTurn`, also register
+        /// for the end of this cycle (what the request scheduled after the flush).
+        case deliverNow(Delivery, askForTurn: Bool)
+        /// Updaters are running: put this request in the inbox, for a later cycle (never recursively).
+        case deferToInbox(UpdateRequest)
+
+        /// Whether it is the rules' early non-animated flush.
+        var isEarlyFlush: Bool {
+            if case .deliverNow(let delivery, _) = self { return delivery.isEarlyFlush }
+            return false
+        }
+    }
+
+    /// What a scheduler's turn asks of the caller.
+    enum TurnAction: Equatable {
+        /// Already ran in this turn (the context was listed twice), or gone: do nothing.
+        case skip
+        /// Updaters are running (a nested run loop inside one turned the scheduler): the turn passes this
+        /// context by. It is no longer registered anywhere; ``deliveryEnded()`` registers it again, so what
+        /// is pending is delivered in the next cycle after the updater returns.
+        case missed
+        /// Drain the inbox (its requests are applied inside the turn), then call ``turnEnded(defaultAnimated:)``.
+        case run
+    }
+
+    // The 8-byte fields first, then the 4-byte ones, then the small ones together: 48 bytes, with no
+    // padding, which lets the context's storage fit a smaller allocation (an idle context ≤ 256 B).
+    private(set) var rules = UpdateRules()
+    /// Counts deliveries (the one under way has this number).
+    private(set) var deliverySerial: UInt64 = 0
+    /// The serial of the last turn this context ran in (0: none).
+    private(set) var lastTurn: UInt64 = 0
+    /// The serial of the last turn that parked this context (a turn in a private mode).
+    private(set) var parkedTurn: UInt64 = 0
+    /// Diagnostics: requests made on the main thread since the last delivery (wrapping), counted by the
+    /// storage; those from other threads are counted by the inbox (`Shared.posted`).
+    var absorbed: UInt32 = 0
+    /// Diagnostics: `Shared.posted` when the last delivery began.
+    var postedMark: UInt32 = 0
+    /// Whether the context is in the scheduler's own-thread list for the next turn.
+    private(set) var isTurnAsked = false
+    /// Whether a turn is applying the inbox: requests then need no turn of their own, this turn's end
+    /// delivers them ("all requests made before a cycle begins are delivered by that cycle as one").
+    private(set) var isInTurn = false
+    /// The delivery under way (updaters are running), if any.
+    private(set) var delivering: Delivery?
+    /// Whether a turn passed this context by while its updaters ran (see ``TurnAction/missed``).
+    private(set) var missedTurn = false
+    private(set) var isCancelled = false
+    /// Diagnostics: consecutive deliveries inside which the context was requested again (an update loop
+    /// at 60); counted by the storage.
+    var loopCount: UInt8 = 0
+
+    package var isDelivering: Bool { delivering != nil }
+
+    /// Whether `setNeedsUpdate(animated: flag)` would change nothing: the lock-free fast path.
+    @inline(__always)
+    func isNoOp(_ flag: Bool?) -> Bool {
+        delivering == nil && rules.isNoOp(flag)
+    }
+
+    // MARK: Requests
+
+    /// `setNeedsUpdate(animated: flag)` on the main thread (or applied from the inbox).
+    @inline(__always)
+    mutating func setNeedsUpdate(_ flag: Bool?) -> Action {
+        if isCancelled { return .none }
+        if delivering != nil { return .deferToInbox(.setNeedsUpdate(flag)) }
+        let outcome = rules.request(flag)
+        let ask = outcome.needsTurn && !isInTurn && !isTurnAsked
+        if ask { isTurnAsked = true }
+        if let value = outcome.deliverNow {
+            return .deliverNow(Delivery(animated: value, isForced: false, isEarlyFlush: true), askForTurn: ask)
+        }
+        return ask ? .askForTurn : .none
+    }
+
+    /// An animated change is about to land (see ``UpdateRules/flushBeforeAnimatedChange()``): the early
+    /// non-animated flush to make now, if one is due. Nothing while updaters run (requests made there
+    /// wait in the inbox, applied in order in a later cycle) or once the context is gone.
+    mutating func flushBeforeAnimatedChange() -> Delivery? {
+        if isCancelled || delivering != nil || !rules.flushBeforeAnimatedChange() { return nil }
+        return Delivery(animated: false, isForced: false, isEarlyFlush: true)
+    }
+
+    /// `update(animated: flag)`, or a lifecycle refresh (`flag == nil`).
+    mutating func update(_ flag: Bool?, defaultAnimated: Bool) -> Action {
+        if isCancelled { return .none }
+        if delivering != nil { return .deferToInbox(.update(flag)) }
+        guard let value = rules.update(flag, defaultAnimated: defaultAnimated) else { return .none }
+        return .deliverNow(Delivery(animated: value, isForced: true), askForTurn: false)
+    }
+
+    /// One request from the inbox.
+    mutating func apply(_ request: UpdateRequest, defaultAnimated: Bool) -> Action {
+        switch request {
+        case .setNeedsUpdate(let flag): setNeedsUpdate(flag)
+        case .update(let flag): update(flag, defaultAnimated: defaultAnimated)
+        case .transaction:
+            // Applied by the storage (it keeps the transaction's payload); never reaches the machine.
+            .none
+        case .deliver(let delivery):
+            if isCancelled {
+                .none
+            } else if delivering != nil {
+                .deferToInbox(request)
+            } else if rules.isSuspended {
+                // Suspended again before this delivery came round: kept for the next `resume()`.
+                keep(delivery)
+            } else {
+                .deliverNow(delivery, askForTurn: false)
+            }
+        }
+    }
+
+    /// `updateIfNeeded()`: what is scheduled, delivered now (nothing while updaters run).
+    mutating func updateIfNeeded(defaultAnimated: Bool) -> Delivery? {
+        if isCancelled || delivering != nil { return nil }
+        return endOfCycle(defaultAnimated: defaultAnimated)
+    }
+
+    mutating func suspend() {
+        rules.suspend()
+    }
+
+    /// See ``UpdateRules/setPendingAside()``.
+    mutating func setPendingAside() -> UpdateRules {
+        rules.setPendingAside()
+    }
+
+    /// See ``UpdateRules/restore(_:)``.
+    mutating func restore(_ saved: UpdateRules) -> UpdateRules? {
+        rules.restore(saved)
+    }
+
+    /// A delivery decided earlier that cannot be made now (suspended): the rules keep it, with its flag
+    /// and whether it was forced, and the last `resume()` delivers it.
+    private mutating func keep(_ delivery: Delivery) -> Action {
+        let ask = rules.keep(animated: delivery.animated, forced: delivery.isForced) && !isInTurn && !isTurnAsked
+        if ask { isTurnAsked = true }
+        return ask ? .askForTurn : .none
+    }
+
+    /// Ends one suspension; the last one delivers what was kept (later, when updaters are running).
+    mutating func resume(defaultAnimated: Bool) -> Action {
+        let forced = rules.isForced
+        guard let value = rules.resume(defaultAnimated: defaultAnimated), !isCancelled else { return .none }
+        let delivery = Delivery(animated: value, isForced: forced)
+        if delivering != nil { return .deferToInbox(.deliver(delivery)) }
+        return .deliverNow(delivery, askForTurn: false)
+    }
+
+    // MARK: Turns and deliveries
+
+    /// A turn in a mode that does not admit view updates: the context stays registered, parked until a
+    /// common pass. Returns `false` when this turn has already parked it (it is listed twice).
+    mutating func park(serial: UInt64) -> Bool {
+        if parkedTurn == serial { return false }
+        parkedTurn = serial
+        return true
+    }
+
+    @inline(__always)
+    mutating func turnBegan(serial: UInt64) -> TurnAction {
+        // A nested run loop inside an updater (possibly one delivered while the inbox was being applied).
+        if delivering != nil {
+            isTurnAsked = false
+            missedTurn = true
+            return .missed
+        }
+        precondition(!isInTurn, "UpdateStateMachine: a turn began inside another turn's inbox (state: \(self))")
+        if lastTurn == serial { return .skip }
+        lastTurn = serial
+        isTurnAsked = false
+        if isCancelled { return .skip }
+        isInTurn = true
+        return .run
+    }
+
+    /// The end of the cycle, after the inbox was applied: what to deliver, if anything is scheduled.
+    @inline(__always)
+    mutating func turnEnded(defaultAnimated: Bool) -> Delivery? {
+        precondition(isInTurn, "UpdateStateMachine: turnEnded outside a turn (state: \(self))")
+        isInTurn = false
+        if isCancelled { return nil }
+        return endOfCycle(defaultAnimated: defaultAnimated)
+    }
+
+    mutating func deliveryBegan(_ delivery: Delivery) {
+        precondition(delivering == nil, "UpdateStateMachine: a delivery began inside another (state: \(self))")
+        delivering = delivery
+        deliverySerial &+= 1
+    }
+
+    /// The updaters have returned. Returns `true` when the caller must register for a turn again: a turn
+    /// passed this context by meanwhile, and it is registered nowhere now.
+    mutating func deliveryEnded() -> Bool {
+        precondition(delivering != nil, "UpdateStateMachine: deliveryEnded with no delivery under way (state: \(self))")
+        delivering = nil
+        guard missedTurn else { return false }
+        missedTurn = false
+        // Even inside a turn that is applying the inbox: what the updaters posted meanwhile came after
+        // the part of the inbox that turn applies.
+        if isCancelled || isTurnAsked { return false }
+        isTurnAsked = true
+        return true
+    }
+
+    /// The context is gone: nothing is delivered or scheduled any more.
+    mutating func cancel() {
+        isCancelled = true
+        rules = UpdateRules()
+    }
+
+    private mutating func endOfCycle(defaultAnimated: Bool) -> Delivery? {
+        let forced = rules.isForced
+        guard let value = rules.endOfCycle(defaultAnimated: defaultAnimated) else { return nil }
+        return Delivery(animated: value, isForced: forced)
+    }
+
+    // MARK: The inbox
+
+    /// Adds `request` to `inbox` unless it changes nothing there, so that the inbox stays a handful of
+    /// entries however many requests other threads make between two cycles:
+    ///
+    /// - `setNeedsUpdate` after another one changes nothing when its flag is `nil` or the same.
+    /// - `false`, `true`, `false`, `true` delivers `n` at each `true`, at the same instant, showing the
+    ///   same state: the second pair adds nothing, so it collapses to `false`, `true`.
+    /// - A refresh (`update(nil)`) when one is already waiting replaces it, at the end: they arrive
+    ///   together, and the last thing asked was a refresh, so the cycle's last delivery is the forced one
+    ///   (a forced delivery absorbs what was requested before it).
+    static func enqueue(_ request: UpdateRequest, into inbox: inout [UpdateRequest]) {
+        switch (inbox.last, request) {
+        case (.setNeedsUpdate?, .setNeedsUpdate(nil)):
+            return
+        case (.setNeedsUpdate(let last)?, .setNeedsUpdate(let flag)) where last == flag:
+            return
+        case (.setNeedsUpdate(false)?, .setNeedsUpdate(true)):
+            let count = inbox.count
+            if count >= 3, inbox[count - 3] == .setNeedsUpdate(false), inbox[count - 2] == .setNeedsUpdate(true) {
+                inbox.removeLast()  // … F T F + T → … F T
+                return
+            }
+        case (_, .update(nil)):
+            if let earlier = inbox.firstIndex(of: .update(nil)) { inbox.remove(at: earlier) }
+        default:
+            break
+        }
+        inbox.append(request)
+    }
+}

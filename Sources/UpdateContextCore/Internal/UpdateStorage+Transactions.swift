@@ -1,0 +1,299 @@
+import CCoalescingSupport
+import CoalescingRuntime
+import Foundation
+
+// Requests that carry a transaction, and the transaction of each delivery: the Bool path, with a payload
+// kept beside the rules (`TransactionLedger`) only once a context has seen a transaction.
+extension UpdateStorage {
+    /// Whether the ledger holds a pending transaction (main thread; a flag byte, so that deliveries without
+    /// transactions never look for the ledger).
+    var hasPendingTransaction: Bool { cvu_flag_load_relaxed(flags + Self.transactionFlag) }
+
+    /// The ledger, created on first use (kept with the context's side objects). Any thread.
+    var ledger: TransactionLedger {
+        let link = self.link
+        return link.face(TransactionLedger.self) ?? link.adopt(TransactionLedger())
+    }
+
+    /// `setNeedsUpdate(transaction:)` (or `update(transaction:)` when `update`). Any thread: off the main
+    /// thread it waits in the inbox with its transaction, applied in arrival order.
+    ///
+    /// `site` is where the request was made, noted for diagnostics here (`nil`: the caller noted it).
+    @inline(__always)
+    package func request(_ transaction: UpdateTransaction, update: Bool, site: RequestSite?) {
+        if !update && isRepeatedPlainTransaction(transaction) { return }
+        guard let site else { return requestSlowly(transaction.claimingCompletions(), update: update) }
+        noting(site, of: transaction, update: update) {
+            requestSlowly(transaction.claimingCompletions(), update: update)
+        }
+    }
+
+    /// Runs `request` with `site` noted for the delivery that absorbs it: after the request when it makes the
+    /// rules' early flush (which delivers what was pending before it), before it otherwise.
+    private func noting(
+        _ site: RequestSite, of transaction: UpdateTransaction, update: Bool, _ request: () -> Void
+    ) {
+        let flushesFirst = !update && transaction.isAnimated && isOnSchedulerThread && hasNonAnimatedRequestPending
+        if !flushesFirst { noteRequest(site) }
+        request()
+        if flushesFirst { noteRequest(site) }
+    }
+
+    /// ``request(_:update:site:)`` from a call in the user's code: the site is made only on the slow path.
+    @inline(__always)
+    package func request(_ transaction: UpdateTransaction, file: StaticString, line: UInt) {
+        if isRepeatedPlainTransaction(transaction) { return }
+        requestSlowly(transaction, file: file, line: line)
+    }
+
+    @inline(never)
+    func requestSlowly(_ transaction: UpdateTransaction, file: StaticString, line: UInt) {
+        let transaction = transaction.joiningCurrentScope()
+        noting(RequestSite(file: file, line: line), of: transaction, update: false) {
+            requestSlowly(transaction.claimingCompletions(), update: false)
+        }
+    }
+
+    /// The fast path: the same plain transaction again on a dirty context changes nothing (counted while
+    /// recording, like a plain request; one made inside a delivery takes the slow path, which looks at it).
+    /// Not inside a scope: the request joins the scope's completions there.
+    @inline(__always)
+    func isRepeatedPlainTransaction(_ transaction: UpdateTransaction) -> Bool {
+        // The thread test without its fallback call: this path then calls nothing, so it saves no registers
+        // (a miss is decided by the slow path, which asks the scheduler).
+        if hasPendingTransaction, transaction.isPlain, !cvu_transaction_scopes_active(), isOnSchedulerThreadWithoutCall,
+            !inboxHasRequests, machinePointer.pointee.isNoOp(true),
+            let animation = transaction.animation, matchesRepeatedTransaction(animation)
+        {
+            if cvu_diagnostics_is_recording() || withScheduler({ $0.countsRequests }) {
+                machinePointer.pointee.absorbed &+= 1
+            }
+            return true
+        }
+        return false
+    }
+
+    /// `transaction` is claimed (``UpdateTransaction/claimingCompletions()``): from here on, every path
+    /// either keeps it pending, hands it to a delivery, or tells it why it was dropped.
+    private func requestSlowly(_ transaction: UpdateTransaction, update: Bool) {
+        guard isOnSchedulerThread else {
+            postToInbox(transaction, update: update)
+            return
+        }
+        drainInboxIfNeeded()
+        apply(transaction, update: update)
+    }
+
+    /// A request with `transaction` (claimed), on the main thread: the rules see "has an animation" as its
+    /// flag, and the ledger partitions the payload as the rules partition the requests.
+    func apply(_ transaction: UpdateTransaction, update: Bool) {
+        if isCancelled {
+            drop(transaction, .contextReleased)
+            return
+        }
+        let flag = transaction.isAnimated
+        let action =
+            update
+            ? machinePointer.pointee.update(flag, defaultAnimated: animated)
+            : machinePointer.pointee.setNeedsUpdate(flag)
+        switch action {
+        case .deferToInbox:
+            // Updaters are running: a later cycle, with the transaction.
+            postToInbox(transaction, update: update)
+        case .deliverNow(let delivery, _) where delivery.isEarlyFlush:
+            // The flush shows what was pending before this request; this one's payload waits for the next
+            // (or is dropped, when an updater of the flush released the context).
+            perform(action)
+            keepPending(transaction)
+        default:
+            guard keepPending(transaction) else { return }
+            perform(action)
+            // The scheduler's entry now says what the pending transaction's animation is, or nothing.
+            if !update, transaction.isPlain, let animation = transaction.animation, hasPendingTransaction,
+                machinePointer.pointee.isNoOp(true)
+            {
+                storeRepeatedTransaction(animation)
+            } else {
+                invalidateRepeatedTransaction()
+            }
+        }
+    }
+
+    /// Puts a request with `transaction` in the inbox; a context already gone tells its completions.
+    private func postToInbox(_ transaction: UpdateTransaction, update: Bool) {
+        if !post(.transaction(TransactionBox(transaction), update: update)) {
+            drop(transaction, .contextReleased)
+        }
+    }
+
+    /// Carries out `action`, the machine's answer to a request with `flag` and no transaction. An animated
+    /// one makes a pending transaction's animation the default one (the last animated request's), unless
+    /// `action` is the early flush, which has taken that transaction away.
+    @inline(__always)
+    func perform(_ action: UpdateStateMachine.Action, forPlainRequest flag: Bool?) {
+        if flag == true && hasPendingTransaction && !action.isEarlyFlush {
+            invalidateRepeatedTransaction()
+            ledger.animatedRequestWithoutTransaction()
+        }
+        perform(action)
+    }
+
+    /// Merges `transaction` into the pending one; when the context is gone (released by an updater, or on
+    /// another thread racing this one), tells it so instead and returns `false`. The check and the merge
+    /// are one step under the ledger's lock, and ``cancel()`` marks the context gone before it empties the
+    /// ledger: a transaction is either merged before (and dropped by `cancel`) or dropped here.
+    @discardableResult
+    private func keepPending(_ transaction: UpdateTransaction) -> Bool {
+        guard ledger.merge(transaction, unless: { self.isCancelled }) else {
+            drop(transaction, .contextReleased)
+            return false
+        }
+        cvu_flag_store_relaxed(flags + Self.transactionFlag, true)
+        return true
+    }
+
+    /// Takes what is pending out of the ledger (to set it aside while `body` of `animateWithFlushedUpdates`
+    /// runs); give it back with ``restorePendingTransaction(_:)``.
+    func setPendingTransactionAside() -> UpdateTransaction? {
+        guard hasPendingTransaction else { return nil }
+        invalidateRepeatedTransaction()
+        cvu_flag_store_relaxed(flags + Self.transactionFlag, false)
+        return ledger.takePending()
+    }
+
+    /// Merges what ``setPendingTransactionAside()`` took after what is pending now (or drops it, when the
+    /// context went meanwhile).
+    func keepPendingAfter(_ taken: UpdateTransaction?) {
+        guard let taken else { return }
+        invalidateRepeatedTransaction()
+        keepPending(taken)
+    }
+
+    func restorePendingTransaction(_ saved: UpdateTransaction?) {
+        guard let saved else { return }
+        invalidateRepeatedTransaction()
+        guard ledger.restore(saved, unless: { self.isCancelled }) else {
+            drop(saved, .contextReleased)  // released while the body ran
+            return
+        }
+        cvu_flag_store_relaxed(flags + Self.transactionFlag, true)
+    }
+
+    /// The start of a delivery: the transaction it absorbs (everything pending), made the one its updaters
+    /// see, with its animation as the delivery's flag says. `nil` when no transaction is pending.
+    @inline(__always)
+    func beginTransaction(of delivery: Delivery) -> CompletionGroup? {
+        hasPendingTransaction ? beginPendingTransaction(of: delivery) : nil
+    }
+
+    private func beginPendingTransaction(of delivery: Delivery) -> CompletionGroup? {
+        invalidateRepeatedTransaction()
+        cvu_flag_store_relaxed(flags + Self.transactionFlag, false)
+        let ledger = self.ledger
+        guard var transaction = ledger.takePending() else { return nil }
+        transaction.animation = delivery.animated ? (transaction.animation ?? .default) : nil
+        let group = CompletionGroup(transaction.completions)
+        var seen = transaction.withoutCompletions
+        seen.group = group
+        ledger.delivering = seen
+        return group
+    }
+
+    /// The end of a delivery's updaters: its completions run now, or once the animations that updaters
+    /// started through the transaction end; with no updater to show it, the request was dropped.
+    func endTransaction(_ group: CompletionGroup, hadUpdaters: Bool) {
+        ledger.delivering = nil
+        if hadUpdaters {
+            group.leave()
+        } else {
+            // No updater showed it: none was registered, or the context went (and took them) first.
+            group.complete(.dropped(isCancelled ? .contextReleased : .noUpdaters))
+        }
+    }
+
+    /// The transaction of the delivery under way, as its updaters get it: the merged transaction of the
+    /// requests it absorbed, or one with the default animation (or none) when they carried none. Main
+    /// thread, inside updaters.
+    func deliveryTransaction(animated: Bool) -> UpdateTransaction {
+        if let link = withShared({ $0.link }), let ledger = link.face(TransactionLedger.self),
+            let transaction = ledger.delivering
+        {
+            return transaction
+        }
+        return UpdateTransaction(animation: animated ? .default : nil)
+    }
+
+    /// The request carrying `transaction` (claimed) was dropped: its completions are told (on the main
+    /// thread) once no other request holds them.
+    func drop(_ transaction: UpdateTransaction, _ reason: UpdateCompletion.DropReason) {
+        transaction.tellDropped(reason)
+    }
+
+    /// What the context held when it went (any thread, after it was marked gone): the pending transaction
+    /// and those waiting in the inbox. The ledger is asked whatever the main thread's flag says: another
+    /// thread may be merging into it right now (see ``keepPending(_:)``).
+    func dropTransactions(inbox: [UpdateRequest], link: UpdateLink?) {
+        for case .transaction(let box, _) in inbox { drop(box.transaction, .contextReleased) }
+        if let pending = link?.face(TransactionLedger.self)?.takePending() {
+            invalidateRepeatedTransaction()
+            drop(pending, .contextReleased)
+        }
+    }
+}
+
+// MARK: The fast path of a repeated transaction
+
+extension UpdateAnimation {
+    /// The curve as a number, for the scheduler's ``RepeatedTransaction`` (0: none).
+    fileprivate var curveCode: (UInt64, Double) {
+        switch curve {
+        case .default: (1, 0)
+        case .linear: (2, 0)
+        case .easeIn: (3, 0)
+        case .easeOut: (4, 0)
+        case .easeInOut: (5, 0)
+        case .spring(let bounce): (6, bounce)
+        case .keyboard(let curve): (7, Double(curve))
+        }
+    }
+}
+
+extension UpdateStorage {
+    /// Whether `animation` is what this context's pending transaction already has, with nothing changed since
+    /// (the scheduler's ``RepeatedTransaction``): a request repeating a plain transaction on a dirty context
+    /// then changes nothing. On the scheduler's thread.
+    @inline(__always)
+    func matchesRepeatedTransaction(_ animation: UpdateAnimation) -> Bool {
+        withScheduler { scheduler in
+            let entry = scheduler.repeatedTransaction
+            guard entry.pointee.storage == UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()),
+                entry.pointee.epoch == scheduler.transactionEpoch
+            else { return false }
+            let (curve, bounce) = animation.curveCode
+            // Bit patterns: the values are finite (UpdateAnimation clamps them), so equal bits are equal values,
+            // and the comparison needs no unordered (NaN) branches; a mismatch only means the slow path.
+            return entry.pointee.curve == curve && entry.pointee.bounce.bitPattern == bounce.bitPattern
+                && entry.pointee.duration.bitPattern == animation.duration.bitPattern
+                && entry.pointee.delay.bitPattern == animation.delay.bitPattern
+        }
+    }
+
+    func storeRepeatedTransaction(_ animation: UpdateAnimation) {
+        withScheduler { scheduler in
+            let (curve, bounce) = animation.curveCode
+            let entry = scheduler.repeatedTransaction
+            entry.pointee.storage = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
+            entry.pointee.epoch = scheduler.transactionEpoch
+            entry.pointee.curve = curve
+            entry.pointee.duration = animation.duration
+            entry.pointee.delay = animation.delay
+            entry.pointee.bounce = bounce
+        }
+    }
+
+    /// This context's pending transaction changed other than by a merge: the scheduler's entry is stale. Any
+    /// thread.
+    func invalidateRepeatedTransaction() {
+        withScheduler { $0.invalidateRepeatedTransaction() }
+    }
+}

@@ -1,0 +1,545 @@
+import CCoalescingSupport
+import CoalescingRuntime
+import Foundation
+
+/// The storage of a ``ViewUpdatingContext``: it feeds events to the ``UpdateStateMachine``, performs the
+/// actions it returns, and calls updaters only outside its lock. The scheduler holds this, never the
+/// context, so releasing the context frees it at once.
+///
+/// Two worlds meet here. The state machine is confined to the main thread (the scheduler's thread) and
+/// read without a lock, which keeps a request on an already-dirty context at a few nanoseconds.
+/// What other threads touch — the inbox of their requests, the updaters, the link — is in `shared`,
+/// behind a lock, with one-byte atomic flags (the buffer's elements) so that the main thread takes the
+/// lock only when there is something to take.
+///
+/// The path of a request: ``setNeedsUpdate(_:)`` → (main thread) the machine's `setNeedsUpdate` →
+/// `.askForTurn` → `scheduleOnOwnerThread` → at the end of the cycle the scheduler calls
+/// ``performTurn(_:)`` → `turnBegan`, the inbox applied, `turnEnded` → ``deliver(_:)`` → each updater.
+/// From another thread: ``post(_:)`` puts it in the inbox and registers for the next turn (one wake-up),
+/// where it is applied and delivered in that same turn.
+package final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient, RegistrationTarget {
+    // Not `Sendable` by declaration (no `ManagedBuffer` may be), but safe to share: the header's `machine`
+    // is read and written only on the scheduler's thread — every entry point checks `isOnSchedulerThread`
+    // first, or is `performTurn`, which the scheduler calls there — and never across a call out to user
+    // code (updaters run after the event returned). The header's `shared` is read and written only under
+    // this object's striped lock (`withShared`). The flag bytes (the elements) only with the atomic
+    // functions of CCoalescingSupport. `scheduler` is immutable.
+    //
+    // One allocation holds it all (scheduler, state machine, inbox, first updater, flags): a context is
+    // this and its public face. The lock is striped (`StripedLocks`): a `pthread_mutex_t` alone is 40
+    // bytes on Linux, and every critical section here is a few instructions that never call out.
+
+    static let inboxFlag = 0  // the inbox holds requests (set under the lock)
+    static let scheduledFlag = 1  // the machine's `isScheduled` (bit 0) and `f == false` (bit 1), for other threads
+    static let cancelledFlag = 2  // the context is gone
+    private static let animatedFlag = 3  // the default `animated`
+    private static let refreshFlag = 4  // joined a refresh hub (set once, before the context is shared)
+    static let ownerConnectedFlag = 5  // a `ViewUpdating` object connected its `updateView(animated:)`
+    static let transactionFlag = 6  // the ledger holds a pending transaction (main thread)
+    static let diagnosticsBits = 7  // `DiagnosticsBits`, changed with `cvu_bits_*`
+    private static let flagCount = 8
+
+    static func make(animated: Bool, scheduler: CoalescingScheduler, label: DiagnosticLabel) -> UpdateStorage {
+        precondition(Layout.isAsDeclared, "UpdateStorage: the header's layout is not the one Layout computes")
+        let buffer = create(minimumCapacity: flagCount) { _ in
+            UpdateStorageHeader(scheduler: scheduler, label: label)
+        }
+        let storage = unsafeDowncast(buffer, to: UpdateStorage.self)
+        storage.withUnsafeMutablePointerToElements { $0.initialize(repeating: 0, count: flagCount) }
+        cvu_flag_store_relaxed(storage.flags + animatedFlag, animated)
+        return storage
+    }
+
+    deinit {
+        // A given label's entry goes with the last holder of the storage (the scheduler, a link's face may
+        // outlive the context): until then reports and descriptions still name it.
+        label.release()
+    }
+
+    /// Byte offsets of the header's fields, from sizes and alignments in declaration order: constants the
+    /// optimiser folds (`MemoryLayout.offset(of:)` with a key path was not folded, and instantiating the key
+    /// path retained and released an object on every request). `make` checks them once.
+    enum Layout {
+        @inline(__always)
+        static func roundUp(_ value: Int, _ alignment: Int) -> Int { (value + alignment - 1) & ~(alignment - 1) }
+        static let machine = 0
+        @inline(__always)
+        static var scheduler: Int {
+            roundUp(MemoryLayout<UpdateStateMachine>.size, MemoryLayout<Unmanaged<CoalescingScheduler>>.alignment)
+        }
+        @inline(__always)
+        static var shared: Int {
+            roundUp(
+                scheduler + MemoryLayout<Unmanaged<CoalescingScheduler>>.size,
+                MemoryLayout<UpdateStorageHeader.Shared>.alignment)
+        }
+        @inline(__always)
+        static var claimed: Int {
+            roundUp(shared + MemoryLayout<UpdateStorageHeader.Shared>.size, MemoryLayout<UInt32>.alignment)
+        }
+        @inline(__always)
+        static var label: Int {
+            roundUp(claimed + MemoryLayout<UInt32>.size, MemoryLayout<DiagnosticLabel>.alignment)
+        }
+        /// Whether the computed offsets are the compiler's (evaluated once).
+        static let isAsDeclared: Bool =
+            MemoryLayout<UpdateStorageHeader>.offset(of: \.machine) == 0
+            && MemoryLayout<UpdateStorageHeader>.offset(of: \.unretainedScheduler) == scheduler
+            && MemoryLayout<UpdateStorageHeader>.offset(of: \.shared) == shared
+            && MemoryLayout<UpdateStorageHeader>.offset(of: \.claimedUpdater) == claimed
+            && MemoryLayout<UpdateStorageHeader>.offset(of: \.label) == label
+    }
+
+    /// One field of the header, in place. The header's address is stable for this object's life (a
+    /// `ManagedBuffer`'s header does not move). Each field gets a pointer of its own, so that an access to
+    /// one (the state machine, on the main thread) is never an access to another (the shared state, under
+    /// the lock, from any thread) — an access through `header.pointee.field` would be an access to the
+    /// whole header, which ThreadSanitizer reports as a race — and pointers skip the dynamic exclusivity
+    /// checks of a class property, which the confinement and locking described above make unnecessary.
+    @inline(__always)
+    private func field<Field>(at offset: Int, as _: Field.Type) -> UnsafeMutablePointer<Field> {
+        withUnsafeMutablePointerToHeader { header in
+            UnsafeMutableRawPointer(header).advanced(by: offset).assumingMemoryBound(to: Field.self)
+        }
+    }
+
+    /// The state machine: main thread (the scheduler's thread) only.
+    @inline(__always)
+    package var machinePointer: UnsafeMutablePointer<UpdateStateMachine> {
+        field(at: Layout.machine, as: UpdateStateMachine.self)
+    }
+
+    @inline(__always)
+    private var schedulerPointer: UnsafeMutablePointer<Unmanaged<CoalescingScheduler>> {
+        field(at: Layout.scheduler, as: Unmanaged<CoalescingScheduler>.self)
+    }
+
+    /// The address of `claimedUpdater`, for the atomic functions.
+    @inline(__always)
+    var claimedUpdaterPointer: UnsafeMutablePointer<UInt32> {
+        field(at: Layout.claimed, as: UInt32.self)
+    }
+
+    /// What diagnostics call the context (immutable: any thread).
+    package var label: DiagnosticLabel {
+        field(at: Layout.label, as: DiagnosticLabel.self).pointee
+    }
+
+    /// The flag bytes (see the indexes above), stable for this object's life.
+    @inline(__always)
+    var flags: UnsafeMutablePointer<UInt8> {
+        withUnsafeMutablePointerToElements { $0 }
+    }
+
+    /// The scheduler, unretained (see `UpdateStorageHeader.unretainedScheduler`): callers hold it alive.
+    @inline(__always)
+    func withScheduler<Result>(_ body: (CoalescingScheduler) -> Result) -> Result {
+        schedulerPointer.pointee._withUnsafeGuaranteedRef(body)
+    }
+
+    /// Whether the calling thread is the scheduler's (the main thread): asked on every request, so asked
+    /// without retaining the scheduler.
+    @inline(__always)
+    package var isOnSchedulerThread: Bool {
+        schedulerPointer.pointee._withUnsafeGuaranteedRef { $0.isCurrentFast }
+    }
+
+    /// ``isOnSchedulerThread`` by the thread-local test alone (see `isCurrentByThreadIdentity`): for a fast
+    /// path whose slow path asks again.
+    @inline(__always)
+    var isOnSchedulerThreadWithoutCall: Bool {
+        schedulerPointer.pointee._withUnsafeGuaranteedRef { $0.isCurrentByThreadIdentity }
+    }
+
+    /// The shared state, for the delivery loop, which takes the lock by hand (`StripedLocks.stripe(for:)`,
+    /// `cvu_stripe_lock`/`cvu_stripe_unlock`) around a few loads and a store: through `withShared` the
+    /// generic lock was called unspecialised there, with its result copied through value witnesses.
+    @inline(__always)
+    var sharedPointer: UnsafeMutablePointer<UpdateStorageHeader.Shared> {
+        field(at: Layout.shared, as: UpdateStorageHeader.Shared.self)
+    }
+
+    /// Runs `body` on the shared state under the lock. Never call out to user code inside.
+    @inline(__always)
+    func withShared<Result>(_ body: (inout UpdateStorageHeader.Shared) -> Result) -> Result {
+        let shared = field(at: Layout.shared, as: UpdateStorageHeader.Shared.self)
+        return StripedLocks.withLock(for: self) { body(&shared.pointee) }
+    }
+
+    var animated: Bool {
+        get { cvu_flag_load_relaxed(flags + Self.animatedFlag) }
+        set { cvu_flag_store_relaxed(flags + Self.animatedFlag, newValue) }
+    }
+
+    /// Whether the context observes lifecycle events (it then leaves the refresh hub when it goes).
+    var refreshes: Bool {
+        get { cvu_flag_load_relaxed(flags + Self.refreshFlag) }
+        set { cvu_flag_store_relaxed(flags + Self.refreshFlag, newValue) }
+    }
+
+    /// The owner-connected byte's bits: connected now (`startUpdatingView()`, until `removeUpdaters()`), and
+    /// connected at least once (for the "nothing connected" report).
+    static let ownerConnectedNow: UInt8 = 1
+    static let ownerConnectedOnce: UInt8 = 2
+
+    /// Whether the `ViewUpdating` owner is connected now (a hint: ``addOwnerUpdater(_:)`` decides). Any thread.
+    var isOwnerConnectedNow: Bool {
+        cvu_bits_load(flags + Self.ownerConnectedFlag) & Self.ownerConnectedNow != 0
+    }
+
+    /// Marks the context as connected to its `ViewUpdating` owner; `false` when it already is. Under the lock
+    /// (``addOwnerUpdater(_:)``).
+    func markOwnerConnected() -> Bool {
+        cvu_bits_fetch_or(flags + Self.ownerConnectedFlag, Self.ownerConnectedNow | Self.ownerConnectedOnce)
+            & Self.ownerConnectedNow == 0
+    }
+
+    /// The owner's updater went with every other (`removeUpdaters()`): `startUpdatingView()` connects it again.
+    /// Under the lock.
+    func markOwnerDisconnected() {
+        _ = cvu_bits_fetch_and(flags + Self.ownerConnectedFlag, ~Self.ownerConnectedNow)
+    }
+
+    var inboxHasRequests: Bool { cvu_flag_load_acquire(flags + Self.inboxFlag) }
+    /// Set once, under the lock, when the context goes; read anywhere (under the lock, or not).
+    var isCancelled: Bool { cvu_flag_load_acquire(flags + Self.cancelledFlag) }
+
+    // MARK: Requests
+
+    @inline(__always)
+    package func setNeedsUpdate(_ flag: Bool?, file: StaticString = #fileID, line: UInt = #line) {
+        if isNoOpOnTheFastPath(flag) { return }
+        setNeedsUpdateSlowPath(flag, file: file, line: line)
+    }
+
+    /// `setNeedsUpdate` for a request the library makes for the user's code (a property, a tracked change):
+    /// `site` is made only on the slow path.
+    @inline(__always)
+    package func setNeedsUpdate(_ flag: Bool?, site: @autoclosure () -> RequestSite) {
+        if isNoOpOnTheFastPath(flag) { return }
+        setNeedsUpdateSlowPath(flag, site: site())
+    }
+
+    /// The fast path: on the main thread, outside `withUpdateTransaction`, an already-dirty context with
+    /// nothing new takes no lock, allocates nothing and calls nothing. (An animated request changes a
+    /// pending transaction's animation: not a no-op then.) Everything else is outlined, so that this path
+    /// keeps a small frame.
+    @inline(__always)
+    private func isNoOpOnTheFastPath(_ flag: Bool?) -> Bool {
+        if !cvu_transaction_scopes_active() && isOnSchedulerThread && !inboxHasRequests
+            && machinePointer.pointee.isNoOp(flag) && (flag != true || !hasPendingTransaction)
+        {
+            if cvu_diagnostics_is_recording() || withScheduler({ $0.countsRequests }) {
+                machinePointer.pointee.absorbed &+= 1
+            }
+            return true
+        }
+        return false
+    }
+
+    /// The slow path of a call in the user's code: its site is made only when diagnostics need it (while
+    /// recording, inside a delivery, in a scope), not on every first request of a cycle.
+    @inline(never)
+    private func setNeedsUpdateSlowPath(_ flag: Bool?, file: StaticString, line: UInt) {
+        slowPath(flag) { RequestSite(file: file, line: line) }
+    }
+
+    @inline(never)
+    private func setNeedsUpdateSlowPath(_ flag: Bool?, site: RequestSite) {
+        slowPath(flag) { site }
+    }
+
+    @inline(__always)
+    private func slowPath(_ flag: Bool?, site: () -> RequestSite) {
+        // Inside `withUpdateTransaction` (on this thread), the request carries the current transaction.
+        if cvu_transaction_scopes_active(), let current = UpdateTransaction.scoped {
+            request(current.applying(flag), update: false, site: site())
+            return
+        }
+        guard isOnSchedulerThread else {
+            if cvu_diagnostics_is_recording() { noteRequestElsewhere(site()) }
+            post(.setNeedsUpdate(flag))
+            return
+        }
+        drainInboxIfNeeded()
+        let action = machinePointer.pointee.setNeedsUpdate(flag)
+        if action.isEarlyFlush {
+            // The flush delivers what was pending before this request; this one is the next delivery's.
+            perform(action, forPlainRequest: flag)
+            noteSlowPathRequest(lazily: site)
+        } else {
+            noteSlowPathRequest(lazily: site)
+            perform(action, forPlainRequest: flag)
+        }
+    }
+
+    /// A change that a request with `flag` will follow is about to land: on the scheduler's thread, when
+    /// that request would animate (its flag, or with no flag the transaction of the current scope) and a
+    /// non-animated update is pending, the rules' early flush is made now, so that it shows the state
+    /// *before* the change and the animated delivery animates the change. Elsewhere it does nothing: from
+    /// another thread the requests are applied in arrival order on the main thread (see the rules).
+    package func flushBeforeChange(_ flag: Bool?) {
+        // A request with no flag outside a scope never flushes.
+        guard UpdateTransaction.effectiveFlag(of: flag) == true, isOnSchedulerThread, !isCancelled else { return }
+        drainInboxIfNeeded()
+        guard let flush = machinePointer.pointee.flushBeforeAnimatedChange() else { return }
+        publishScheduled()
+        deliver(flush)
+    }
+}
+
+/// Everything a context holds, stored as the header of its ``UpdateStorage``.
+package struct UpdateStorageHeader {
+    /// What other threads touch, under the storage's lock.
+    struct Shared {
+        var inbox: [UpdateRequest] = []
+        /// Whether the inbox has registered the storage for a turn that has not drained it yet.
+        var inboxIsQueued = false
+        /// Whether recording noted a first request for this context's next delivery (kept by the link): a
+        /// delivery reads it with the first updater, under the lock it takes anyway, and asks the link only
+        /// when it is set. In what would be padding.
+        var hasRecordedSite = false
+        /// Counts the requests put in the inbox (wrapping): what `animateWithFlushedUpdates` compares to
+        /// learn whether its changes requested anything while updaters run. Beside the flag above, in
+        /// what would be padding.
+        var posted: UInt32 = 0
+        var updaters = UpdaterList()
+        /// Created on first use (Observation tracking, async sequences): most contexts never need one.
+        var link: UpdateLink?
+        /// Keeps the scheduler alive until the context goes (`cancel()` lets it go): the scheduler holds
+        /// the storage while an update is pending, so holding it after that would make a cycle that keeps
+        /// both — and a background thread's run loop — alive after a context released with work pending.
+        var scheduler: CoalescingScheduler?
+    }
+
+    // The declaration order is the layout `UpdateStorage.Layout` computes (checked once, in `make`).
+    /// The state machine: main thread (the scheduler's thread) only.
+    var machine = UpdateStateMachine()
+    /// The scheduler, for the hot path: called through without a retain and a release. `shared.scheduler`
+    /// keeps it alive until the context goes; after that it is used only by callers that hold it
+    /// themselves (`retainedScheduler()`), and never after user code that may have released the context
+    /// (`UpdateStorage` checks `isCancelled` first).
+    let unretainedScheduler: Unmanaged<CoalescingScheduler>
+    var shared = Shared()
+    /// The low 32 bits of the id of the updater a delivery has claimed and not finished calling (0: none):
+    /// stored by the delivery under the lock when it claims, cleared without the lock after the call; read
+    /// by a removal, after it took the lock, to tell whether the call of what it removed is under way.
+    /// Atomic (CCoalescingSupport's `cvu_u32_*`). Ids that share their low bits only make a removal
+    /// answer "under way" when no call is: never the other way.
+    var claimedUpdater: UInt32 = 0
+    /// What diagnostics call the context (four bytes: an index into the labels' table). Immutable.
+    package let label: DiagnosticLabel
+
+    init(scheduler: CoalescingScheduler, label: DiagnosticLabel) {
+        unretainedScheduler = Unmanaged.passUnretained(scheduler)
+        shared.scheduler = scheduler
+        self.label = label
+    }
+}
+
+/// The parts of ``UpdateStorage`` that any thread uses and no delivery does: the updater registry, the
+/// link for outside callbacks, and cancellation when the context goes. Everything here runs under the
+/// storage's lock and releases what it removed after leaving it.
+extension UpdateStorage {
+    func addUpdater(_ call: @escaping (Bool) -> Void) -> UInt64 {
+        withShared { $0.updaters.append(call) }
+    }
+
+    /// Adds the `ViewUpdating` owner's updater (`startUpdatingView()`), unless it is connected now: one lock
+    /// for the check and the registration, the one `removeAllUpdaters()` clears the mark under, so that a
+    /// removal racing a start leaves the owner connected once or not at all. Returns the id, or `nil`.
+    func addOwnerUpdater(_ call: @escaping (Bool) -> Void) -> UInt64? {
+        withShared { shared in
+            guard markOwnerConnected() else { return nil }
+            return shared.updaters.append(call)
+        }
+    }
+
+    /// Removes updater `id`: its token's `remove()` (`RegistrationTarget`), from any thread. Returns
+    /// whether a delivery had claimed it and was still calling it (see `claimedUpdater`).
+    package func removeRegistration(_ id: UInt64) -> Bool {
+        let (removed, underWay) = withShared { shared -> (UpdaterEntry?, Bool) in
+            let removed = shared.updaters.remove(id: id)
+            return (removed, removed != nil && claimedUpdaterID == UInt32(truncatingIfNeeded: id))
+        }
+        _ = removed  // released outside the lock: an updater's captures may run deinit code
+        return underWay
+    }
+
+    /// Whether updater `id` is still registered (any thread).
+    func hasUpdater(_ id: UInt64) -> Bool {
+        !isCancelled && withShared { $0.updaters.contains(id: id) }
+    }
+
+    func removeAllUpdaters() {
+        _ = removeAllUpdatersReportingCallUnderWay()
+    }
+
+    /// Removes every updater; returns whether a delivery was calling one of them.
+    func removeAllUpdatersReportingCallUnderWay() -> Bool {
+        let (removed, underWay) = withShared { shared -> ([UpdaterEntry], Bool) in
+            let removed = shared.updaters.removeAll()
+            markOwnerDisconnected()
+            return (removed, !removed.isEmpty && claimedUpdaterID != 0)
+        }
+        _ = removed
+        return underWay
+    }
+
+    /// The number of requests put in the inbox so far (wrapping): main thread, to compare.
+    var postedCount: UInt32 {
+        withShared { $0.posted }
+    }
+
+    var updaterCount: Int {
+        withShared { $0.updaters.count }
+    }
+
+    /// How many sequence subscriptions run (without creating a link for the question).
+    package var runningSubscriptions: Int {
+        withShared { $0.link }?.runningTasks ?? 0
+    }
+
+    /// The link that outside callbacks hold (created on first use).
+    package var link: UpdateLink {
+        withShared { shared in
+            if let link = shared.link { return link }
+            let link = UpdateLink(self)
+            if isCancelled { link.cut() }
+            shared.link = link
+            return link
+        }
+    }
+
+    /// The context is gone: deliver nothing more; drop the updaters, the inbox and the link now.
+    func cancel() {
+        let dropped = withShared {
+            shared -> ([UpdaterEntry], [UpdateRequest], UpdateLink?, CoalescingScheduler?) in
+            cvu_flag_store_release(flags + Self.cancelledFlag, true)
+            defer {
+                shared.inbox.removeAll()
+                shared.link = nil
+                shared.scheduler = nil
+            }
+            return (shared.updaters.removeAll(), shared.inbox, shared.link, shared.scheduler)
+        }
+        dropTransactions(inbox: dropped.1, link: dropped.2)
+        dropped.2?.cut()
+        // The scheduler (maybe a user's subclass) is released here, after the lock: it no longer holds
+        // this storage alive through a cycle, and goes now if nothing else uses it.
+    }
+
+    /// The scheduler, retained, while the context lives (`nil` once it is gone): what a caller from
+    /// outside the context (a lifecycle refresh, the link) holds while it calls in.
+    func retainedScheduler() -> CoalescingScheduler? {
+        withShared { $0.scheduler }
+    }
+}
+
+// How a context carries out what its state machine answers (main thread), and how another thread hands it
+// a request (the inbox).
+
+extension UpdateStorage {
+    // MARK: Performing actions (main thread)
+
+    /// The one place where the machine's answers are carried out.
+    func perform(_ action: UpdateStateMachine.Action) {
+        // Gone (released inside an updater that ran before this action): its scheduler may be gone too.
+        if isCancelled {
+            machinePointer.pointee.cancel()
+            publishScheduled()
+            return
+        }
+        publishScheduled()
+        switch action {
+        case .none:
+            break
+        case .askForTurn:
+            withScheduler { $0.scheduleOnOwnerThread(self) }
+        case .deliverNow(let delivery, let askForTurn):
+            if askForTurn { withScheduler { $0.scheduleOnOwnerThread(self) } }
+            deliver(delivery)
+        case .deferToInbox(let request):
+            post(request)
+        }
+    }
+
+    /// Publishes the machine's `isScheduled`, and whether the pending explicit flag is `false` (a
+    /// non-animated request is pending: bit 1, set only with bit 0), for other threads.
+    @inline(__always)
+    func publishScheduled() {
+        let rules = machinePointer.pointee.rules
+        let published: UInt8 = rules.isScheduled ? (rules.pendingFlag == false ? 3 : 1) : 0
+        if cvu_byte_load_relaxed(flags + Self.scheduledFlag) != published {
+            cvu_byte_store_release(flags + Self.scheduledFlag, published)
+            if rules.isScheduled && rules.isSuspended { watchWhileSuspended() }
+        }
+    }
+
+    /// Whether a non-animated request is pending — applied on the main thread, or waiting in the inbox —
+    /// so that an animated change made now would be preceded by the rules' early non-animated flush. Any
+    /// thread: a snapshot (the main thread may deliver right after).
+    package var hasNonAnimatedRequestPending: Bool {
+        if cvu_byte_load_relaxed(flags + Self.scheduledFlag) & 2 != 0 { return true }
+        guard inboxHasRequests else { return false }
+        return withShared { shared in shared.inbox.contains { $0.isNonAnimated } }
+    }
+
+    /// Applies the inbox first, so that a main-thread request comes after what other threads asked
+    /// before it. Not while updaters run: what they ask waits there for a later cycle.
+    @inline(__always)
+    func drainInboxIfNeeded() {
+        if inboxHasRequests && !machinePointer.pointee.isDelivering { drainInbox() }
+    }
+
+    /// Applies what other threads (and re-entrant calls) put in the inbox, in arrival order.
+    ///
+    /// The inbox flag stays set until the requests are applied (and the machine's `isScheduled`
+    /// published), so that `isUpdatePending`, asked from another thread meanwhile, never reads `false`
+    /// for a request that is being applied.
+    private func drainInbox() {
+        let requests = withShared { shared -> [UpdateRequest] in
+            shared.inboxIsQueued = false
+            defer { shared.inbox.removeAll() }
+            return shared.inbox
+        }
+        for request in requests {
+            if case .transaction(let box, let update) = request {
+                apply(box.transaction, update: update)
+            } else {
+                perform(
+                    machinePointer.pointee.apply(request, defaultAnimated: animated),
+                    forPlainRequest: request.isAnimatedWithoutTransaction ? true : nil)
+            }
+        }
+        publishScheduled()
+        withShared { shared in
+            // Requests posted meanwhile keep the flag (and registered the storage for a turn of their own).
+            if shared.inbox.isEmpty { cvu_flag_store_release(flags + Self.inboxFlag, false) }
+        }
+    }
+
+    // MARK: Any thread
+
+    /// Puts a request in the inbox, applied on the main thread at its next turn, in arrival order.
+    /// Returns `false` when the context is gone (the request is dropped).
+    @discardableResult
+    func post(_ request: UpdateRequest) -> Bool {
+        var accepted = true
+        let needsTurn = withShared { shared -> Bool in
+            if isCancelled {
+                accepted = false
+                return false
+            }
+            UpdateStateMachine.enqueue(request, into: &shared.inbox)
+            shared.posted &+= 1
+            cvu_flag_store_release(flags + Self.inboxFlag, true)
+            if shared.inboxIsQueued { return false }
+            shared.inboxIsQueued = true
+            return true
+        }
+        // Reached only while the context lives or a caller holds the scheduler (see the header).
+        if needsTurn { withScheduler { $0.schedule(self) } }
+        return accepted
+    }
+}

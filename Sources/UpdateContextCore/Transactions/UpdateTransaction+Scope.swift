@@ -1,0 +1,126 @@
+import CCoalescingSupport
+import CoalescingRuntime
+import Foundation
+
+// The current transaction: the scope `withUpdateTransaction` makes, which requests made inside it carry, on
+// its thread and in the tasks created in it.
+
+extension UpdateTransaction {
+    /// The scope that requests made now carry (see ``TransactionScope``).
+    @TaskLocal static var scope: TransactionScope?
+
+    /// The transaction of the current scope (read only while some scope value is alive).
+    static var scoped: UpdateTransaction? { scope?.transaction }
+
+    /// Whether a request with `flag` made now animates: its own flag, or with none the current scope's
+    /// transaction (which, without an animation, is an explicit non-animated request); `nil` outside a scope.
+    package static func effectiveFlag(of flag: Bool?) -> Bool? {
+        flag ?? current.map(\.isAnimated)
+    }
+
+    /// The transaction that requests made now, on this thread or task, carry: the innermost
+    /// ``withUpdateTransaction(_:_:)`` around the caller, or `nil`. Another thread does not see it; a task
+    /// created inside the body (`Task { }`) does, as with any task-local value, for as long as it runs.
+    public static var current: UpdateTransaction? {
+        cvu_transaction_scopes_active() ? scoped : nil
+    }
+}
+
+/// The value ``withUpdateTransaction(_:_:)`` makes current: its transaction, with its completions held
+/// while the body runs (so that a completion waits for every request of the body, however many
+/// deliveries they take).
+///
+/// Its lifetime is what the request fast path asks about: a global count of live scopes
+/// (`cvu_transaction_scopes`) goes up when one is made and down when the last reference goes — at the end
+/// of the body, or when the last `Task` created inside it (which copies the task-local value) ends — so
+/// that a request reads the task-local value only while some scope value is alive, and a task created
+/// in a scope still finds its transaction after the scope closed.
+final class TransactionScope: Sendable {
+    /// The scope's transaction, its completions claimed: held for as long as this object lives.
+    let transaction: UpdateTransaction
+
+    init(_ transaction: UpdateTransaction) {
+        self.transaction = transaction
+        cvu_transaction_scopes_add(1)
+    }
+
+    deinit {
+        cvu_transaction_scopes_add(-1)
+        // The scope's own hold goes with it: at the end of the body, or when the last task created in it ends
+        // (it holds the completion while it runs). A completion no request holds is told now.
+        transaction.releaseCompletions(nil)
+    }
+}
+
+/// Runs `body` with `transaction` current on this thread (and task): every update request made inside —
+/// `setNeedsUpdate`, `@NeedsUpdate` and `@ViewInvalidating` properties, changes to `@Observable`
+/// properties that a tracked updater read, a Combine value sent to a trigger — carries it, merged with
+/// the request's own: a request with no flag takes the transaction as it is; `animated: true` takes its
+/// animation (or the default one); `animated: false` stays not animated but takes its values and
+/// completions. Nested calls: the innermost transaction is current. Returns what `body` returns.
+///
+/// ```swift
+/// import Foundation
+/// import UpdateContext
+///
+/// let updateContext = ViewUpdatingContext()
+/// withUpdateTransaction(UpdateTransaction(animation: .easeInOut(duration: 0.25))) {
+///     updateContext.setNeedsUpdate()
+/// }
+/// ```
+///
+/// Each completion of `transaction` is called once, after the last delivery that shows a request made in
+/// `body` (see ``UpdateTransaction/addCompletion(_:)``); when nothing requested, it is told
+/// ``UpdateCompletion/dropped(_:)`` with ``UpdateCompletion/DropReason/nothingRequested`` as the scope ends. A
+/// `Task` created in `body` carries the transaction too, and holds its completions while it runs: they are
+/// told after the delivery that shows the task's requests (a task that never ends keeps them open). A request
+/// with a transaction of its own made in `body` joins the scope: its own animation and values win, and the
+/// scope's completions wait for it too. In a nested scope the innermost animation and values win, and the
+/// enclosing scopes' completions also wait for the nested body's requests.
+///
+/// Entered with a transaction that animates or carries a completion, it first delivers what is pending on the
+/// contexts whose scheduler turns on the calling thread — on the main thread, an app's contexts, including work
+/// parked for a private run-loop mode — each as its end of cycle would (UIKit 26's `.flushUpdates`): the
+/// changes `body` makes are shown by deliveries of their own, animated, and a change to an `@Observable` value
+/// that a tracked updater read is reported in the scope — and waited for by its completion — whatever changed
+/// earlier in the cycle. (A context whose updaters are running, or that is suspended, keeps what is pending;
+/// so do the contexts of a turn under way on this thread that it has not reached yet, and every context while
+/// the thread's run loop runs a private mode: view updates never run there, and a tracked change after a plain
+/// one is then shown by the next common pass, unanimated, its completion told it requested nothing.)
+///
+/// Any thread. Entered on another thread than a context's, it flushes nothing of that context: the requests
+/// made in `body` wait in the context's inbox with the transaction, and the completions still run on the
+/// main thread.
+@discardableResult
+public func withUpdateTransaction<Result>(_ transaction: UpdateTransaction, _ body: () throws -> Result) rethrows
+    -> Result
+{
+    let current = UpdateTransaction.current.map { transaction.nested(in: $0) } ?? transaction
+    // A scope that animates or completes first delivers what is pending (`.flushUpdates`), outside the scope:
+    // a tracked change in the body is then heard, animates and joins the completion.
+    // (The scope's own transaction decides: a nested scope without either does not flush for the outer one's.)
+    if transaction.isAnimated || transaction.completionCount > 0 { AnimatedScopeFlush.flushPendingUpdates() }
+    // The scope value holds the completions: as long as the body runs, and as long as any task created in it
+    // runs (a task copies the task-local value).
+    let scope = TransactionScope(current.claimingCompletions())
+    return try UpdateTransaction.$scope.withValue(scope, operation: body)
+}
+
+/// ``withUpdateTransaction(_:_:)`` with a transaction that has `animation` (`nil`: explicitly not
+/// animated), like SwiftUI's `withAnimation`.
+///
+/// ```swift
+/// import Foundation
+/// import UpdateContext
+///
+/// let updateContext = ViewUpdatingContext()
+/// withUpdateAnimation(.spring(duration: 0.4, bounce: 0.3)) {
+///     updateContext.setNeedsUpdate()
+/// }
+/// ```
+@discardableResult
+public func withUpdateAnimation<Result>(_ animation: UpdateAnimation? = .default, _ body: () throws -> Result)
+    rethrows -> Result
+{
+    try withUpdateTransaction(UpdateTransaction(animation: animation), body)
+}

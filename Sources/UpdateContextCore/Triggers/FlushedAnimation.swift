@@ -1,0 +1,111 @@
+import CoalescingRuntime
+
+extension ViewUpdatingContext {
+    /// Animates `changes` and only them, the way UIKit 26's `.flushUpdates` animation option does, from
+    /// iOS 13 / macOS 10.15 and on Linux.
+    ///
+    /// ```swift
+    /// import Foundation
+    /// import UpdateContext
+    ///
+    /// final class Model { var isExpanded = false }
+    ///
+    /// let updateContext = ViewUpdatingContext()
+    /// let model = Model()
+    /// updateContext.onUpdate { animated in print("render; animated:", animated) }
+    ///
+    /// updateContext.setNeedsUpdate()                       // an earlier change, not to be animated
+    /// updateContext.animateWithFlushedUpdates(using: { animations in
+    ///     animations()                               // UIKit: UIView.animate(withDuration: 0.3, animations: animations)
+    /// }) {
+    ///     model.isExpanded = true
+    ///     updateContext.setNeedsUpdate()                   // delivered inside the animation, animated
+    /// }
+    /// ```
+    ///
+    /// In order, on the main thread:
+    /// 1. ``updateIfNeeded(file:line:)``: what was requested before — earlier changes — is delivered now, outside the
+    ///    animation, with the flag the rules give it, so it is not swept into the animation; and what that
+    ///    delivery's updaters asked again is delivered too, once.
+    /// 2. `animate` is called with a block that runs `changes`, then delivers what they requested at once,
+    ///    inside the animation, with `animated: true` (``update(animated:file:line:)``).
+    /// 3. ``updateIfNeeded(file:line:)`` again: what the animated delivery requested is delivered after the
+    ///    animation block, not in it.
+    ///
+    /// Only what `changes` requested is animated. When step 1 cannot deliver — the context is suspended,
+    /// this is called from inside one of its updaters, or its updaters ask again every time — the earlier
+    /// requests stay pending, and what
+    /// `changes` requested is added after them as `setNeedsUpdate(animated: true)`, so the rules keep the
+    /// earlier non-animated changes from animating: inside an updater, the next cycle delivers them
+    /// without animation at once and then the new ones animated; while suspended, ``resume(file:line:)`` delivers
+    /// them all once, not animated if any asked not to be. `changes` that request nothing add nothing.
+    ///
+    /// - Parameters:
+    ///   - animate: Runs its `animations` block in an animation before it returns (`UIView.animate`,
+    ///     `NSAnimationContext.runAnimationGroup`, SwiftUI's `withAnimation`). One that does not call the
+    ///     block before returning is a programming error: it stops the program, in every build, with a
+    ///     message naming the caller's line.
+    ///   - changes: The changes to animate; they request updates as usual.
+    ///   - file: The caller's file (`#fileID`), named by a misuse message.
+    ///   - line: The caller's line, named by a misuse message.
+    ///
+    /// > Important: Main thread only: called elsewhere it stops the program, in every build, naming the
+    /// > caller's line.
+    public func animateWithFlushedUpdates(
+        using animate: (_ animations: @escaping () -> Void) -> Void,
+        file: StaticString = #fileID, line: UInt = #line,
+        _ changes: @escaping () -> Void
+    ) {
+        flushingEarlierUpdates(
+            "animateWithFlushedUpdates(using:_:)", file: file, line: line, in: animate, changes,
+            request: { [self] kept in kept ? setNeedsUpdate(animated: true) : update(animated: true) },
+            nothingRequested: {})
+    }
+
+    /// The steps of a flushed animation, for each of its forms: (1) what was requested before is delivered
+    /// now, outside the animation; (2) inside `animate`, `changes` run, and what they requested is asked
+    /// for by `request` — with `kept` when step 1 could not deliver (suspended, or inside an updater), so
+    /// that the earlier requests stay pending before it — or, when they requested nothing,
+    /// `nothingRequested` runs; (3) what that delivery's updaters requested is delivered after the block.
+    func flushingEarlierUpdates(
+        _ api: String, file: StaticString, line: UInt,
+        in animate: (_ animations: @escaping () -> Void) -> Void, _ changes: @escaping () -> Void,
+        request: @escaping (_ kept: Bool) -> Void, nothingRequested: @escaping () -> Void
+    ) {
+        if !storage.isOnSchedulerThread {
+            Misuse.unrecoverable("ViewUpdatingContext.\(api) must be called on the main thread", file: file, line: line)
+        }
+        updateIfNeeded(file: file, line: line)
+        // What step 1's updaters asked is delivered too, once, before `changes` run: made after the changes, its
+        // delivery (the rules' early flush of a non-animated request) would show them without animation.
+        if isUpdatePending && !storage.machinePointer.pointee.isDelivering && !storage.isSuspended {
+            updateIfNeeded(file: file, line: line)
+        }
+        let ran = RanFlag()
+        // What step 1 could not deliver is still pending: then only what `changes` requested may join the
+        // animated request, and it is not delivered now.
+        let keptEarlierRequests = isUpdatePending
+        animate { [self] in
+            ran.value = true
+            let requested: Bool
+            if keptEarlierRequests {
+                requested = storage.requestsMade(during: changes)
+            } else {
+                changes()
+                requested = isUpdatePending
+            }
+            if requested { request(keptEarlierRequests) } else { nothingRequested() }
+        }
+        if !ran.value {
+            Misuse.unrecoverable(
+                "ViewUpdatingContext.\(api): `animate` must call its animations block before it returns", file: file,
+                line: line)
+        }
+        updateIfNeeded(file: file, line: line)
+    }
+}
+
+/// Whether the animations block ran. Main thread only.
+private final class RanFlag {
+    var value = false
+}

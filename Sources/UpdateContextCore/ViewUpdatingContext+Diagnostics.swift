@@ -1,0 +1,126 @@
+import CCoalescingSupport
+import CoalescingRuntime
+import Foundation
+
+extension ViewUpdatingContext: CustomDebugStringConvertible {
+    /// What a person asks when a view did not update, answered in a few lines: the label; whether an
+    /// update is pending; whether the context is suspended, and how deep; whether its work waits for a
+    /// pass in a common run-loop mode (parked while the main loop runs a private mode); its scheduler, and
+    /// whether and when that scheduler last turned; how many updaters it has; how many deliveries it made.
+    ///
+    /// ```swift
+    /// import Foundation
+    /// import UpdateContext
+    ///
+    /// let updateContext = ViewUpdatingContext(label: "profile header")
+    /// print(updateContext.debugDescription)  // or `po updateContext` in the debugger
+    /// ```
+    ///
+    /// Complete on the main thread. From another thread it says only what other threads can read
+    /// without waiting (pending, suspended, the scheduler, the updaters).
+    public var debugDescription: String { storage.diagnosticDescription }
+}
+
+extension ViewUpdatingContext.ViewUpdater: CustomDebugStringConvertible {
+    /// The token and the context it belongs to (see ``ViewUpdatingContext/debugDescription``), or that the
+    /// updater was removed, or its context released. Any thread.
+    public var debugDescription: String { "\(description): \(contextDescription)" }
+}
+
+extension UpdateStorage {
+    /// ``ViewUpdatingContext/debugDescription``. Any thread, even racing the context's release: the
+    /// scheduler is retained for the whole description (everything below reads it unretained, and a token
+    /// asked from another thread does not keep the context, nor so the scheduler, alive).
+    var diagnosticDescription: String {
+        guard !isCancelled, let scheduler = retainedScheduler() else {
+            return
+                "ViewUpdatingContext \"\(label.string)\"\n  released: it delivers nothing more (its updaters are gone)"
+        }
+        return withExtendedLifetime(scheduler) { describeWhileSchedulerHeld() }
+    }
+
+    private func describeWhileSchedulerHeld() -> String {
+        var lines = ["ViewUpdatingContext \"\(label.string)\""]
+        let onMain = isOnSchedulerThread
+        let bits = cvu_bits_load(diagnostics)
+        let suspended = bits & DiagnosticsBits.suspended != 0
+        if onMain {
+            let machine = machinePointer.pointee
+            if isUpdatePending {
+                let flag = machine.rules.pendingFlag.map { $0 ? "animated" : "not animated" } ?? "default flag"
+                lines.append(
+                    "update pending (\(flag)\(machine.rules.isForced ? ", forced" : "")"
+                        + "\(inboxHasRequests ? ", with requests from other threads not yet applied" : ""))")
+            } else {
+                lines.append("no update pending")
+            }
+            if machine.rules.isSuspended {
+                lines.append(
+                    "suspended (\(machine.rules.suspensions) suspend() call\(machine.rules.suspensions == 1 ? "" : "s") "
+                        + "without resume()): nothing is delivered until the last resume()")
+            }
+            if machine.isDelivering { lines.append("delivering now (its updaters are running)") }
+            if machine.rules.isScheduled && machine.parkedTurn > machine.lastTurn {
+                let mode = withScheduler { $0.currentMode?.rawValue } ?? "a private mode"
+                lines.append(
+                    "parked: its work waits for a pass in a common run-loop mode; the last turn was in a "
+                        + "private mode (the main loop is running \(mode))")
+            }
+        } else {
+            lines.append(isUpdatePending ? "update pending" : "no update pending")
+            if suspended { lines.append("suspended") }
+        }
+        lines.append(withScheduler(schedulerLine))
+        let updaters = updaterCount
+        if updaters > 0 {
+            lines.append("\(updaters) updater\(updaters == 1 ? "" : "s")")
+        } else if cvu_bits_load(diagnostics) & DiagnosticsBits.viewUpdatingOwner != 0 && !isOwnerConnected {
+            lines.append(
+                "0 updaters: its ViewUpdating object has not called startUpdatingView(), so requests reach "
+                    + "nobody and updateView(animated:) is never called")
+        } else {
+            lines.append("0 updaters: requests reach nobody (none registered, or all removed)")
+        }
+        if refreshes && ViewUpdatingContext.defaultRefreshEventsArePostedByNothing
+            && RefreshHub.isMember(self, of: .applicationWillEnterForeground)
+        {
+            lines.append(
+                "refreshes on .applicationWillEnterForeground, which nothing posts on this platform: the host "
+                    + "application posts it when it returns to the foreground (or pass refreshEvents: [])")
+        }
+        if onMain {
+            let count = machinePointer.pointee.deliverySerial
+            var line = count == 0 ? "no delivery yet" : "\(count) deliver\(count == 1 ? "y" : "ies") so far"
+            let lastTurn = machinePointer.pointee.lastTurn
+            if lastTurn != 0 {
+                let ago = withScheduler { $0.turnCount } &- lastTurn
+                line += ago == 0 ? "; it ran in the scheduler's last turn" : "; it last ran \(ago) turns ago"
+            }
+            lines.append(line)
+        }
+        return lines.joined(separator: "\n  ")
+    }
+
+    private func schedulerLine(_ scheduler: CoalescingScheduler) -> String {
+        var line = "scheduler \(type(of: scheduler)) \"\(scheduler.label)\": "
+        if let seconds = scheduler.secondsSinceLastTurn {
+            line += String(format: "last turned %.3f s ago", seconds)
+            if scheduler.isTurnOverdue {
+                line += " and a turn is overdue (is its thread running its run loop?)"
+            }
+        } else if !scheduler.hasRequestedTurn {
+            // Nothing asked it to turn yet (a context that has delivered at once, or is suspended): no advice.
+            line += "it has not turned yet, and no turn is asked for"
+        } else if scheduler.isTurnOverdue {
+            line += "it has never turned, and a turn asked for more than a second ago has not begun"
+            if scheduler is RunLoopScheduler {
+                line +=
+                    " (no run loop is running there: under an async main or Swift Testing on Linux, use "
+                    + ".dispatchMain)"
+            }
+        } else {
+            line += "it has not turned yet; a turn is asked for"
+        }
+        return line
+    }
+}
