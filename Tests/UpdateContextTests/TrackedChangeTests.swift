@@ -239,6 +239,28 @@ final class TrackedChangeTests: XCTestCase {
         XCTAssertEqual(flags.entries, ["|", "n", "|", "a"], "flushed on its own thread, at the scope's entry there")
     }
 
+    /// A context made on its scheduler's thread is flushed by a scope there even when its only request came
+    /// from another thread and the scheduler never turned: the scheduler joined the thread's list when the
+    /// context was made (the flush finds schedulers through the thread's own list, not a process-wide one).
+    func testTheFlushReachesAContextOnlyOtherThreadsRequestedBeforeAnyTurn() {
+        let scheduler = ManualScheduler()
+        let context = ViewUpdatingContext(label: "asked elsewhere", scheduler: scheduler, refreshEvents: [])
+        let flags = SharedLog()
+        context.onUpdate { flags.append($0 ? "a" : "n") }
+        let asked = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            context.setNeedsUpdate(animated: false)
+            asked.signal()
+        }
+        asked.wait()
+        flags.append("|")
+        withUpdateAnimation {}
+        flags.append("|")
+        scheduler.turn()
+        XCTAssertEqual(flags.entries, ["|", "n", "|"], "the other thread's request flushed at the scope's entry")
+        XCTAssertNoThrow(try scheduler.expectIdle())
+    }
+
     // MARK: A Task in a scope
 
     /// `withUpdateTransaction(t) { Task { await load(); model.x = v } }` — the load-then-animate pattern: the

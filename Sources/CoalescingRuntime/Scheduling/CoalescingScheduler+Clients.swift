@@ -25,12 +25,18 @@ extension CoalescingScheduler {
         ownerWaiting.append(PendingClient(client))
         // The plain load keeps a burst of requests to one shared write (and the call below off the path).
         if cvu_word_load_relaxed(turnWord) & 1 != 0 { return }
+        joinCurrentThread()
         askForTurn()
     }
 
-    /// Marks this scheduler as one a view context uses; `true` the first time (any thread).
-    package final func noteHostsViews() -> Bool {
-        cvu_word_fetch_or(turnWord + Word.hostsViews, 1) & 1 == 0
+    /// Joins the calling thread's list of schedulers (``ThreadSchedulers``), once per thread: call it on the
+    /// scheduler's own thread only (where it lists work, turns, or gets its first view context).
+    @usableFromInline
+    package final func joinCurrentThread() {
+        let thread = cvu_thread_identity()
+        if cvu_word_load_relaxed(turnWord + Word.joinedThread) == thread { return }
+        cvu_word_store_relaxed(turnWord + Word.joinedThread, thread)
+        ThreadSchedulers.current.add(self)
     }
 
     /// Whether the scheduler's thread runs a mode that is not a common one now (a nested loop in a mode of
@@ -84,6 +90,7 @@ extension CoalescingScheduler {
         // and asks for the next turn (a new batch). The batch whose mark this clears is served here.
         let word = cvu_word_fetch_and(turnWord, ~1)
         if word & 1 != 0 { servedBatch = word >> 1 }
+        joinCurrentThread()
         // Take the owner thread's list by swapping, and give its buffer back afterwards: a large fan-out
         // then reuses one allocation turn after turn instead of growing a new array every cycle.
         var owned: [PendingClient] = []

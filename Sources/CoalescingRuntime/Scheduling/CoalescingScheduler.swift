@@ -116,8 +116,8 @@ open class CoalescingScheduler: @unchecked Sendable {
         /// When the newest batch asked for a turn (``now()``): one clock read per batch, so
         /// that a description tells an overdue turn from a scheduler that was merely idle before.
         static let asked = 4
-        /// Bit 0: a view context uses this scheduler (noted once, for the animated scopes' flush).
-        static let hostsViews = 5
+        /// The identity of the last thread whose list of schedulers (``ThreadSchedulers``) this one joined.
+        static let joinedThread = 5
         /// Bumped whenever a pending transaction of a context on this scheduler changes other than by a
         /// merge (see ``RepeatedTransaction``): any thread.
         @inlinable static var transactionEpoch: Int { 6 }

@@ -12,38 +12,19 @@ import CoalescingRuntime
 /// Not while the thread's run loop runs a private mode (a mode of the app's own): view updates never run there;
 /// they wait for a common pass, and so does what the scope changes.
 ///
-/// The schedulers are found through a registry of those that view contexts use (noted once per scheduler,
-/// when the first context is created on it); their own lists say which contexts wait for a turn. Nothing
-/// pending costs a lock and a look at each such scheduler's list.
+/// The schedulers are the calling thread's (``ThreadSchedulers``, no process-wide registry); their own lists
+/// say which contexts wait for a turn. Nothing pending costs a look at each of the thread's schedulers.
 enum AnimatedScopeFlush {
-    /// A scheduler, weakly (a custom or manual one may go).
-    private struct Entry {
-        weak var scheduler: CoalescingScheduler?
-    }
-
-    private static let schedulers = Locked<[Entry]>([])
-
-    /// A view context uses `scheduler` (any thread).
+    /// A view context is created on `scheduler` (any thread): on the scheduler's own thread, it joins that
+    /// thread's list at once, so that a scope there flushes what other threads request before its first turn.
     static func note(_ scheduler: CoalescingScheduler) {
-        guard scheduler.noteHostsViews() else { return }
-        schedulers.withLock { entries in
-            entries.removeAll { $0.scheduler == nil }
-            entries.append(Entry(scheduler: scheduler))
-        }
+        if scheduler.isCurrent { scheduler.joinCurrentThread() }
     }
 
     /// Delivers what is pending on the calling thread's schedulers (called as an animating scope begins).
     static func flushPendingUpdates() {
-        // Collected under the lock (usually none: no allocation), delivered outside it (user code).
-        var due: [CoalescingScheduler] = []
-        schedulers.withLock { entries in
-            for entry in entries {
-                if let scheduler = entry.scheduler, scheduler.isCurrent, scheduler.mayHaveWaitingClients,
-                    !scheduler.isInPrivateMode
-                {
-                    due.append(scheduler)
-                }
-            }
+        let due = ThreadSchedulers.current.schedulers.filter {
+            $0.isCurrent && $0.mayHaveWaitingClients && !$0.isInPrivateMode
         }
         guard !due.isEmpty else { return }
         // Each context once (a list may hold one several times: asked from this thread and from others), from

@@ -86,7 +86,10 @@ final class TransactionScope: Sendable {
 /// earlier in the cycle. (A context whose updaters are running, or that is suspended, keeps what is pending;
 /// so do the contexts of a turn under way on this thread that it has not reached yet, and every context while
 /// the thread's run loop runs a private mode: view updates never run there, and a tracked change after a plain
-/// one is then shown by the next common pass, unanimated, its completion told it requested nothing.)
+/// one is then shown by the next common pass, unanimated, its completion told it requested nothing. The
+/// flush finds a scheduler through the calling thread's own list, which it joins when it turns, lists a
+/// request, or gets a context made on this thread: a context made on another thread, whose scheduler has
+/// done none of these here yet, keeps what is pending for its turn.)
 ///
 /// Any thread. Entered on another thread than a context's, it flushes nothing of that context: the requests
 /// made in `body` wait in the context's inbox with the transaction, and the completions still run on the
