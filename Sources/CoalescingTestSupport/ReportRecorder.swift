@@ -2,7 +2,7 @@ import Foundation
 import NotificationCoalescing
 
 /// Installs a diagnostics handler that keeps every report, until ``stop()`` puts the previous handler
-/// back. Reports from other tests' contexts may arrive meanwhile (released contexts, the watchdog): ask
+/// back. Reports from other tests' contexts may arrive meanwhile (released contexts): ask
 /// for those of one label. (A `ManualScheduler`'s diagnostics clock moves only when the test says so, with
 /// `advanceClock(by:)`: a report's numbers, and its absence, are the same on every run.)
 package final class ReportRecorder: Sendable {

@@ -74,12 +74,10 @@ extension UpdateStorage {
         let updaters = updaterCount
         if updaters > 0 {
             lines.append("\(updaters) updater\(updaters == 1 ? "" : "s")")
-        } else if cvu_bits_load(diagnostics) & DiagnosticsBits.viewUpdatingOwner != 0 && !isOwnerConnected {
-            lines.append(
-                "0 updaters: its ViewUpdating object has not called startUpdatingView(), so requests reach "
-                    + "nobody and updateView(animated:) is never called")
         } else {
-            lines.append("0 updaters: requests reach nobody (none registered, or all removed)")
+            lines.append(
+                "0 updaters: requests reach nobody (a ViewUpdating object connects its updateView(animated:) with "
+                    + "startUpdatingView(); otherwise none was registered, or all were removed)")
         }
         if refreshes && ViewUpdatingContext.defaultRefreshEventsArePostedByNothing
             && RefreshHub.isMember(self, of: .applicationWillEnterForeground)
@@ -105,19 +103,13 @@ extension UpdateStorage {
         var line = "scheduler \(type(of: scheduler)) \"\(scheduler.label)\": "
         if let seconds = scheduler.secondsSinceLastTurn {
             line += String(format: "last turned %.3f s ago", seconds)
-            if scheduler.isTurnOverdue {
-                line += " and a turn is overdue (is its thread running its run loop?)"
-            }
+            if scheduler.isTurnOverdue { line += " and a turn is overdue. " + scheduler.stallAdvice }
         } else if !scheduler.hasRequestedTurn {
             // Nothing asked it to turn yet (a context that has delivered at once, or is suspended): no advice.
             line += "it has not turned yet, and no turn is asked for"
         } else if scheduler.isTurnOverdue {
-            line += "it has never turned, and a turn asked for more than a second ago has not begun"
-            if scheduler is RunLoopScheduler {
-                line +=
-                    " (no run loop is running there: under an async main or Swift Testing on Linux, use "
-                    + ".dispatchMain)"
-            }
+            line += "it has never turned, and a turn asked for more than a second ago has not begun. "
+            line += scheduler.stallAdvice
         } else {
             line += "it has not turned yet; a turn is asked for"
         }

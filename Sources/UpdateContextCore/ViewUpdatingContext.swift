@@ -68,7 +68,6 @@ public final class ViewUpdatingContext: Sendable {
 
     /// For `@ViewInvalidating(.update)`: a request that diagnostics name by the property's owner.
     package func setNeedsUpdate(animated: Bool?, invalidating owner: any ViewUpdating) {
-        storage.markViewUpdatingOwner(owner)
         storage.setNeedsUpdate(animated, site: RequestSite(.invalidation(owner: type(of: owner))))
     }
 

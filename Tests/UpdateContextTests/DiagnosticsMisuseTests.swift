@@ -7,9 +7,9 @@ import XCTest
 @testable import UpdateContext
 @testable import UpdateContextCore
 
-/// Mistakes that used to be silent, each reported once through `UpdateDiagnostics`; the watchdog is
-/// ticked by hand (each tick stands for a second); and handlers that call back in, or are replaced while
-/// reports arrive from other threads.
+/// Mistakes that used to be silent: reported once through `UpdateDiagnostics` where a request, a delivery or
+/// a release shows them, said by `debugDescription` where only time would (nothing polls); and handlers that
+/// call back in, or are replaced while reports arrive from other threads.
 final class DiagnosticsMisuseTests: XCTestCase {
     private var recorder: ReportRecorder!
     private var scheduler: ManualScheduler!
@@ -17,12 +17,10 @@ final class DiagnosticsMisuseTests: XCTestCase {
     override func setUp() {
         recorder = ReportRecorder()
         scheduler = ManualScheduler()
-        Watchdog.shared.isAutomatic = false
     }
 
     override func tearDown() {
         recorder.stop()
-        Watchdog.shared.isAutomatic = true
         UpdateDiagnostics.stopsAtMisuseInDebugBuilds = true
     }
 
@@ -55,7 +53,7 @@ final class DiagnosticsMisuseTests: XCTestCase {
         scheduler.turn()
     }
 
-    // MARK: A forgotten startUpdatingView()
+    // MARK: What only time shows: said when asked (nothing polls)
 
     private final class Badge: ViewUpdating {
         let updateContext: ViewUpdatingContext
@@ -67,121 +65,57 @@ final class DiagnosticsMisuseTests: XCTestCase {
         func updateView(animated: Bool) { renders += 1 }
     }
 
-    /// Forgetting `startUpdatingView()` is not silent: requests that reach no updater for a second are
-    /// reported once, naming the call, and the description says what "0 updaters" means there.
-    func testAForgottenStartUpdatingViewIsReportedOnce() {
+    /// A forgotten `startUpdatingView()` reaches no updater: the description says so and names the call; no
+    /// report is made (the package cannot tell a forgotten call from a view loaded later without a timer).
+    @MainActor func testAForgottenStartUpdatingViewIsNamedByTheDescription() {
         let badge = Badge(label: "forgotten", scheduler: scheduler)
         badge.count = 1
         scheduler.turn()  // delivered to nobody
-        XCTAssertTrue(
-            badge.updateContext.debugDescription.contains("has not called startUpdatingView()"),
-            badge.updateContext.debugDescription)
-        Watchdog.shared.tick()
-        XCTAssertTrue(recorder.reports(label: "forgotten").isEmpty, "not a second yet")
-        Watchdog.shared.tick()
-        let reports = recorder.reports(label: "forgotten", kind: .nothingConnected)
-        XCTAssertEqual(reports.count, 1)
-        XCTAssertTrue(reports.first?.message.contains("startUpdatingView()") == true, "\(reports)")
-        badge.count = 2
-        scheduler.turn()
-        for _ in 0..<3 { Watchdog.shared.tick() }
-        XCTAssertEqual(recorder.reports(label: "forgotten", kind: .nothingConnected).count, 1, "once")
-    }
-
-    /// Connected in time (a view loaded a moment after its controller was made): nothing is reported.
-    func testStartUpdatingViewCalledWithinASecondIsNotReported() {
-        let badge = Badge(label: "in time", scheduler: scheduler)
-        badge.count = 1
-        scheduler.turn()
-        Watchdog.shared.tick()
-        onMainActor(badge) { $0.startUpdatingView() }
-        for _ in 0..<3 { Watchdog.shared.tick() }
-        XCTAssertTrue(recorder.reports(label: "in time").isEmpty)
+        XCTAssertEqual(badge.renders, 0)
+        let description = badge.updateContext.debugDescription
+        XCTAssertTrue(description.contains("0 updaters"), description)
+        XCTAssertTrue(description.contains("startUpdatingView()"), description)
+        XCTAssertTrue(recorder.all.filter { $0.label == "forgotten" }.isEmpty, "nothing reported")
+        badge.startUpdatingView()
         XCTAssertEqual(badge.renders, 1)
-        XCTAssertFalse(badge.updateContext.debugDescription.contains("startUpdatingView()"))
+        XCTAssertTrue(badge.updateContext.debugDescription.contains("1 updater"), badge.updateContext.debugDescription)
     }
 
-    /// A plain context with no updater (not a ViewUpdating owner's) is not blamed on startUpdatingView().
-    func testAPlainContextWithoutUpdatersIsNotBlamedOnStartUpdatingView() {
-        let context = ViewUpdatingContext(label: "plain", scheduler: scheduler, refreshEvents: [])
-        context.setNeedsUpdate()
-        scheduler.turn()
-        for _ in 0..<3 { Watchdog.shared.tick() }
-        XCTAssertTrue(recorder.reports(label: "plain").isEmpty)
-        XCTAssertTrue(context.debugDescription.contains("0 updaters: requests reach nobody"), context.debugDescription)
-    }
-
-    // MARK: suspend() without resume()
-
-    func testPendingWhileSuspendedForASecondIsReportedOnce() {
+    /// `suspend()` without its `resume()` holds what is pending: the description says it is suspended and
+    /// pending.
+    func testPendingWhileSuspendedIsSaidByTheDescription() {
         let context = ViewUpdatingContext(label: "suspended", scheduler: scheduler, refreshEvents: [])
-        context.suspend()
-        Watchdog.shared.tick()  // suspended, nothing pending: fine
-        XCTAssertFalse(Watchdog.shared.isWatching(context.storage), "suspended with nothing pending: no timer")
-        context.setNeedsUpdate()
-        XCTAssertTrue(Watchdog.shared.isWatching(context.storage))
-        Watchdog.shared.tick()  // pending: suspicious
-        XCTAssertTrue(recorder.reports(label: "suspended").isEmpty, "not a second yet")
-        Watchdog.shared.tick()  // a second later, still: reported
-        XCTAssertEqual(recorder.reports(label: "suspended", kind: .unbalancedSuspend).count, 1)
-        for _ in 0..<3 { Watchdog.shared.tick() }
-        XCTAssertEqual(recorder.reports(label: "suspended", kind: .unbalancedSuspend).count, 1, "once")
-        XCTAssertFalse(Watchdog.shared.isWatching(context.storage), "reported: no longer watched")
-        context.resume()
-    }
-
-    func testSuspendingWithAnUpdatePendingIsWatchedToo() {
-        let context = ViewUpdatingContext(label: "suspended late", scheduler: scheduler, refreshEvents: [])
-        context.setNeedsUpdate()
-        context.suspend()
-        Watchdog.shared.tick()
-        Watchdog.shared.tick()
-        XCTAssertEqual(recorder.reports(label: "suspended late", kind: .unbalancedSuspend).count, 1)
-        context.resume()
-    }
-
-    func testABalancedSuspendIsNotReported() {
-        let context = ViewUpdatingContext(label: "balanced", scheduler: scheduler, refreshEvents: [])
         context.onUpdate { _ in }
         context.suspend()
         context.setNeedsUpdate()
-        Watchdog.shared.tick()
-        context.resume()
-        Watchdog.shared.tick()
-        Watchdog.shared.tick()
-        context.suspend()  // suspended again, nothing pending
-        for _ in 0..<3 { Watchdog.shared.tick() }
-        XCTAssertFalse(Watchdog.shared.isWatching(context.storage))
-        XCTAssertTrue(recorder.reports(label: "balanced").isEmpty, "\(recorder.reports(label: "balanced"))")
+        scheduler.turn()
+        let description = context.debugDescription
+        XCTAssertTrue(description.contains("suspended"), description)
+        XCTAssertTrue(description.contains("pending"), description)
+        XCTAssertTrue(recorder.all.filter { $0.label == "suspended" }.isEmpty, "nothing reported")
         context.resume()
     }
 
-    // MARK: A scheduler that does not turn
-
-    func testAMainRunLoopThatDoesNotTurnIsReportedWithTheDispatchMainAdvice() {
-        RunLoop.main.run(until: Date())  // what earlier tests left pending
-        CoalescingScheduler.mainRunLoop.forgetStallReport()  // once per scheduler: an earlier test may have had it
-        let context = ViewUpdatingContext(label: "never turned", scheduler: .mainRunLoop, refreshEvents: [])
+    /// A scheduler whose turn is overdue (asked for more than a second ago by its clock): its description and
+    /// its contexts' say so; a manual scheduler's clock moves only when the test says.
+    func testAnOverdueTurnIsSaidByTheSchedulersAndTheContextsDescription() {
+        let context = ViewUpdatingContext(label: "waiting", scheduler: scheduler, refreshEvents: [])
+        context.onUpdate { _ in }
         context.setNeedsUpdate()
-        Watchdog.shared.tick()
-        Watchdog.shared.tick()  // a second, and the main run loop has not turned (the test holds it)
-        let reports = recorder.reports(label: "main run loop", kind: .schedulerNotTurning)
-        XCTAssertEqual(reports.count, 1)
-        XCTAssertTrue(reports.first?.message.contains(".dispatchMain") == true, reports.first?.message ?? "")
-        RunLoop.main.run(until: Date())
-        XCTAssertFalse(context.isUpdatePending)
-        // A scheduler that turns in time is not reported.
-        context.setNeedsUpdate()
-        Watchdog.shared.tick()
-        RunLoop.main.run(until: Date())
-        Watchdog.shared.tick()
-        XCTAssertEqual(recorder.reports(label: "main run loop", kind: .schedulerNotTurning).count, 1)
+        XCTAssertFalse(scheduler.debugDescription.contains("overdue"), scheduler.debugDescription)
+        scheduler.advanceClock(by: 2)
+        XCTAssertTrue(scheduler.debugDescription.contains("more than a second overdue"), scheduler.debugDescription)
+        XCTAssertTrue(context.debugDescription.contains("has not begun"), context.debugDescription)
+        XCTAssertTrue(recorder.all.isEmpty, "nothing reported")
+        scheduler.turn()
+        XCTAssertFalse(scheduler.debugDescription.contains("overdue"), scheduler.debugDescription)
     }
 
-    func testABackgroundRunLoopThatNeverRunsIsReportedAndAManualSchedulerIsNot() {
+    /// A background thread's run loop that never runs: its queue's description lists what waits.
+    func testABackgroundRunLoopThatNeverRunsIsSaidByTheDescription() {
         let made = DispatchSemaphore(value: 0)
         let finish = DispatchSemaphore(value: 0)
-        let queue = NotificationCoalescing.Locked<NotificationCoalescingContext?>(nil)
+        let queue = CoalescingRuntime.Locked<NotificationCoalescingContext?>(nil)
         Thread.detachNewThread {
             queue.withLock { $0 = NotificationCoalescingContext(label: "background queue") }
             made.signal()
@@ -194,18 +128,7 @@ final class DiagnosticsMisuseTests: XCTestCase {
         XCTAssertTrue(context.debugDescription.contains("1 pending (a)"), context.debugDescription)
         XCTAssertTrue(
             context.scheduler.debugDescription.contains("it has not turned yet"), context.scheduler.debugDescription)
-        Watchdog.shared.tick()
-        Watchdog.shared.tick()
-        let reports = recorder.all.filter { $0.kind == .schedulerNotTurning && $0.label.hasPrefix("run loop of") }
-        XCTAssertEqual(reports.count, 1)
-        XCTAssertTrue(reports.first?.message.contains("background queue waiting") == true, reports.first?.message ?? "")
         finish.signal()
-
-        let manual = ViewUpdatingContext(label: "manual", scheduler: scheduler, refreshEvents: [])
-        manual.setNeedsUpdate()
-        for _ in 0..<3 { Watchdog.shared.tick() }
-        XCTAssertTrue(recorder.all.filter { $0.label == scheduler.label }.isEmpty, "a manual scheduler turns when told")
-        scheduler.turn()
     }
 
     // MARK: An update-properties context never bound

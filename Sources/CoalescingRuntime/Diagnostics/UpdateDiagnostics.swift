@@ -111,11 +111,6 @@ extension UpdateDiagnostics {
             public static let slowUpdater = Kind(name: "slow updater")
             /// A context released while an update was pending: that update is never delivered.
             public static let releasedWithPendingUpdate = Kind(name: "released with pending update")
-            /// A context suspended with an update pending for more than a second: a `suspend()` without
-            /// its `resume()`, most often.
-            public static let unbalancedSuspend = Kind(name: "suspended with pending update")
-            /// A scheduler asked for a turn that has not begun for more than a second.
-            public static let schedulerNotTurning = Kind(name: "scheduler not turning")
             /// An update-properties context that was never bound to its view, delivering from the main
             /// queue instead.
             public static let unboundPropertiesPass = Kind(name: "unbound update-properties pass")
@@ -123,9 +118,6 @@ extension UpdateDiagnostics {
             /// no pass delivered it: the view's `updateProperties()` does not call `updateViewIfNeeded()`.
             /// Reported once per context.
             public static let missedPropertiesPass = Kind(name: "missed update-properties pass")
-            /// A context whose `ViewUpdating` owner never called `startUpdatingView()`: its requests have
-            /// reached no updater for more than a second.
-            public static let nothingConnected = Kind(name: "nothing connected")
             /// A call made where it is not allowed (off the main thread, an extra `resume()`), recovered
             /// from as documented.
             public static let misuse = Kind(name: "misuse")

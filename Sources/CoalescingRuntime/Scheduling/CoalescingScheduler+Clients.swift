@@ -75,7 +75,6 @@ extension CoalescingScheduler {
             word = cvu_word_load_relaxed(turnWord)
         }
         cvu_word_store_relaxed(turnWord + Word.asked, now())
-        if reportsStalls { watchForStall() }
         requestTurn(insideTurn: isCurrent && turnDepth > 0)
     }
 

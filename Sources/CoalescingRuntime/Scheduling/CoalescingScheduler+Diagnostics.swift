@@ -1,8 +1,8 @@
 import CCoalescingSupport
 import Foundation
 
-// What a scheduler tells diagnostics: when it last turned, whether it stalls, and who waits on it.
-extension CoalescingScheduler: WatchdogSubject, CustomDebugStringConvertible {
+// What a scheduler tells diagnostics: when it last turned, whether a turn is overdue, and who waits on it.
+extension CoalescingScheduler: CustomDebugStringConvertible {
     /// A turn that calls clients began (scheduler's thread). Returns what ``noteTurnEnded(_:)`` needs: the
     /// clock's reading, and the state of a turn already under way on this thread (a nested run loop).
     @inline(__always)
@@ -44,33 +44,6 @@ extension CoalescingScheduler: WatchdogSubject, CustomDebugStringConvertible {
     /// How many turns time each delivery after a turn slower than a frame.
     static let timedTurnsAfterASlowOne: UInt32 = 120
 
-    /// A batch asked for a turn: from now on the watchdog checks that one begins (once per idle-to-busy
-    /// change: the flag keeps a busy scheduler to one registration).
-    final func watchForStall() {
-        if cvu_word_fetch_or(turnWord + Word.watch, 1) & 3 == 0 { Watchdog.shared.watch(self) }
-    }
-
-    package func watchdogState() -> UInt64? {
-        let mark = cvu_word_load_acquire(turnWord + Word.mark)
-        guard mark & 1 != 0 else {
-            // Idle: dropped; the next batch registers again.
-            _ = cvu_word_fetch_and(turnWord + Word.watch, ~1)
-            return nil
-        }
-        return mark >> 1  // the batch waiting: the same one a tick later means no turn began
-    }
-
-    package func watchdogReport() {
-        guard cvu_word_fetch_or(turnWord + Word.watch, 2) & 2 == 0 else { return }
-        let waiting = waitingClients().prefix(3).map(\.label)
-        let whose = waiting.isEmpty ? "" : " (\(waiting.joined(separator: ", ")) waiting)"
-        UpdateDiagnostics.emit(
-            UpdateDiagnostics.Report(
-                kind: .schedulerNotTurning, label: label,
-                message: "work has waited more than a second for a turn that has not begun\(whose). "
-                    + stallAdvice))
-    }
-
     /// Whether a turn has been asked for and has not begun for more than a second (any thread): measured from
     /// when the waiting batch asked, or from the last turn if one began since.
     package final var isTurnOverdue: Bool {
@@ -79,13 +52,8 @@ extension CoalescingScheduler: WatchdogSubject, CustomDebugStringConvertible {
         return now() &- since > 1_000_000_000
     }
 
-    /// Forgets that a stall was reported, so that the next one is (tests of a process-wide scheduler).
-    package final func forgetStallReport() {
-        _ = cvu_word_fetch_and(turnWord + Word.watch, ~2)
-    }
-
     /// What to do when this scheduler does not turn.
-    private var stallAdvice: String {
+    package var stallAdvice: String {
         if isMainThreadScheduler && !(self is DispatchMainScheduler) {
             return "Is the main thread blocked, or running no run loop (an async main, Swift Testing on "
                 + "Linux, dispatchMain())? Use the .dispatchMain scheduler there."
@@ -125,6 +93,7 @@ extension CoalescingScheduler: WatchdogSubject, CustomDebugStringConvertible {
         } else {
             text += "; it has not turned yet"
         }
+        if isTurnOverdue { text += "; the turn asked for is more than a second overdue. " + stallAdvice }
         let lines = waitingClients().map { label, modes in
             guard let modes else { return "waiting: \(label)" }
             return "parked until a turn in \(modes.map(\.rawValue).joined(separator: " or ")): \(label)"

@@ -111,20 +111,18 @@ open class CoalescingScheduler: @unchecked Sendable {
         static let lastTurn = 1
         /// The number of turns that called clients (same threads as `lastTurn`).
         static let turns = 2
-        /// Bit 0: watched by the watchdog; bit 1: a stall was reported.
-        static let watch = 3
         /// When the newest batch asked for a turn (``now()``): one clock read per batch, so
         /// that a description tells an overdue turn from a scheduler that was merely idle before.
-        static let asked = 4
+        static let asked = 3
         /// The identity of the last thread whose list of schedulers (``ThreadSchedulers``) this one joined.
-        static let joinedThread = 5
+        static let joinedThread = 4
         /// Bumped whenever a pending transaction of a context on this scheduler changes other than by a
         /// merge (see ``RepeatedTransaction``): any thread.
-        @inlinable static var transactionEpoch: Int { 6 }
+        @inlinable static var transactionEpoch: Int { 5 }
         /// Nonzero while the scheduler's turns are signposted (Instruments records): requests count themselves
         /// for the signposts' absorbed counts (recording counts them too). Written by its turns.
-        @inlinable static var counting: Int { 7 }
-        static let count = 8
+        @inlinable static var counting: Int { 6 }
+        static let count = 7
     }
     /// Clients scheduled on the scheduler's own thread: no lock needed (confined to that thread).
     @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) final var ownerWaiting: [PendingClient] = []
@@ -166,16 +164,13 @@ open class CoalescingScheduler: @unchecked Sendable {
         repeatedTransaction = .allocate(capacity: 1)
         repeatedTransaction.initialize(to: RepeatedTransaction())
         (threadMask, threadExpected, threadTestIsExact) = Self.threadTest(.unknown)
-        (reportsStalls, drivesPerFrameWork) = (false, false)
+        drivesPerFrameWork = false
     }
 
-    /// A scheduler that declares the thread its turns run on (`isCurrent` must say the same), whether a
-    /// stalled turn is reported (``reportsStalls``), and whether it drives per-frame work
-    /// (``drivesPerFrameWork``).
-    package init(
-        label: DiagnosticLabel, turnThread: TurnThread, reportsStalls: Bool = false, drivesPerFrameWork: Bool = false
-    ) {
-        (self.reportsStalls, self.drivesPerFrameWork) = (reportsStalls, drivesPerFrameWork)
+    /// A scheduler that declares the thread its turns run on (`isCurrent` must say the same), and whether it
+    /// drives per-frame work (``drivesPerFrameWork``).
+    package init(label: DiagnosticLabel, turnThread: TurnThread, drivesPerFrameWork: Bool = false) {
+        self.drivesPerFrameWork = drivesPerFrameWork
         diagnosticLabel = label
         turnWord = Self.makeWords()
         stamp = Self.makeStamp()
@@ -256,11 +251,6 @@ open class CoalescingScheduler: @unchecked Sendable {
     /// The mode the scheduler's thread is running in right now, or `nil` outside a running loop (or for
     /// a scheduler without modes). Read it on the scheduler's thread. `nil` by default.
     open var currentMode: RunLoop.Mode? { nil }
-
-    /// Whether a turn asked for and not begun for more than a second is reported (through
-    /// `UpdateDiagnostics`): true for the schedulers that turn by themselves (run loops, the main queue,
-    /// frame-paced); a manual one turns when its test says.
-    package let reportsStalls: Bool
 
     /// Whether `mode` is one of the common modes: work registered for `.common` runs in its turns.
     /// By default `.default` and `.common` are.

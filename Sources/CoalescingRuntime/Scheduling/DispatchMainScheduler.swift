@@ -22,8 +22,7 @@ public final class DispatchMainScheduler: CoalescingScheduler, @unchecked Sendab
     private init() {
         DispatchQueue.main.setSpecific(key: Self.marker, value: true)
         super.init(
-            label: DiagnosticLabel("dispatch main", file: #fileID, line: #line), turnThread: .mainAndOthers,
-            reportsStalls: true)
+            label: DiagnosticLabel("dispatch main", file: #fileID, line: #line), turnThread: .mainAndOthers)
     }
 
     public override var isMainThreadScheduler: Bool { true }

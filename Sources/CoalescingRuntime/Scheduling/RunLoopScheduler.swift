@@ -63,7 +63,7 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
         runLoop = CFRunLoopGetMain()
         observesMainThread = true
         super.init(
-            label: DiagnosticLabel("main run loop", file: #fileID, line: #line), turnThread: .main, reportsStalls: true)
+            label: DiagnosticLabel("main run loop", file: #fileID, line: #line), turnThread: .main)
         install()
     }
 
@@ -72,8 +72,7 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
         observesMainThread = false
         let thread = Thread.current.name.flatMap { $0.isEmpty ? nil : $0 } ?? "thread \(cvu_thread_serial())"
         super.init(
-            label: DiagnosticLabel("run loop of \(thread)", file: #fileID, line: #line), turnThread: .creator,
-            reportsStalls: true)
+            label: DiagnosticLabel("run loop of \(thread)", file: #fileID, line: #line), turnThread: .creator)
         install()
     }
 

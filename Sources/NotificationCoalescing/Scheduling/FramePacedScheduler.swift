@@ -107,7 +107,7 @@ public final class FramePacedScheduler: CoalescingScheduler, @unchecked Sendable
         self.followsDisplay = followsDisplay
         plan = FrameClockPlan.plan(framesPerSecond: framesPerSecond, followsDisplay: followsDisplay, display: display)
         self.makeClock = makeClock
-        super.init(label: label, turnThread: .main, reportsStalls: true, drivesPerFrameWork: true)
+        super.init(label: label, turnThread: .main, drivesPerFrameWork: true)
     }
 
     deinit {

@@ -40,7 +40,6 @@ extension UpdateStorage {
         // The completions run after the updaters (inside the delivery: what they request waits for a
         // later cycle), or once the animations the updaters started end.
         let hadUpdaters = entry != nil
-        if !hadUpdaters { noteDeliveredToNobody() }
         defer { if let transaction { endTransaction(transaction, hadUpdaters: hadUpdaters) } }
         // The slow-updater report times each updater (a monotonic clock, ~30 ns a read) in deliveries outside a
         // turn, while recording, and for a while after a turn slower than a frame; other turns are timed
@@ -350,7 +349,7 @@ extension UpdateStorage {
         return isUpdatePendingSnapshot
     }
 
-    /// ``isUpdatePending`` as any thread can read it, from the published flags (the watchdog's view too).
+    /// ``isUpdatePending`` as any thread can read it, from the published flags.
     var isUpdatePendingSnapshot: Bool {
         // The inbox first: the main thread publishes `scheduled` before it clears the inbox flag, so a
         // cleared inbox read here comes with the published `scheduled` (no instant reads both as false).

@@ -8,7 +8,7 @@ import UIKit
 import AppKit
 #endif
 
-extension UpdateStorage: WatchdogSubject, SlowTurnSubject {
+extension UpdateStorage: SlowTurnSubject {
     package var diagnosticLabel: DiagnosticLabel? { label }
 
     @inline(__always)
@@ -153,113 +153,13 @@ extension UpdateStorage: WatchdogSubject, SlowTurnSubject {
 
     // MARK: Suspension and release
 
-    /// Publishes whether the context is suspended (main thread); suspended with an update pending, the
-    /// watchdog looks at it.
+    /// Publishes whether the context is suspended (main thread), for descriptions read on other threads.
     func noteSuspension() {
         if machinePointer.pointee.rules.isSuspended {
             _ = cvu_bits_fetch_or(diagnostics, DiagnosticsBits.suspended)
-            if machinePointer.pointee.rules.isScheduled || inboxHasRequests { watchWhileSuspended() }
         } else {
             _ = cvu_bits_fetch_and(diagnostics, ~DiagnosticsBits.suspended)
         }
-    }
-
-    /// An update became pending while suspended (or the context was suspended with one pending): the
-    /// watchdog looks at it until it is delivered or reported. Watched only then, so that a context
-    /// suspended with nothing pending (a view off screen) keeps no timer running.
-    func watchWhileSuspended() {
-        if cvu_bits_load(diagnostics) & DiagnosticsBits.suspendReported == 0 { Watchdog.shared.watch(self) }
-    }
-
-    package func watchdogState() -> UInt64? {
-        if isCancelled { return nil }
-        if isSuspendedWithUpdatePending { return 1 }
-        return isUnconnectedOwner ? 2 : nil
-    }
-
-    private var isSuspendedWithUpdatePending: Bool {
-        let bits = cvu_bits_load(diagnostics)
-        return bits & DiagnosticsBits.suspended != 0 && bits & DiagnosticsBits.suspendReported == 0
-            && isUpdatePendingSnapshot
-    }
-
-    package func watchdogReport() {
-        if isSuspendedWithUpdatePending {
-            reportPendingWhileSuspended()
-        } else if isUnconnectedOwner {
-            reportNothingConnected()
-        }
-    }
-
-    // MARK: A `ViewUpdating` owner that never connected
-
-    /// A `ViewUpdating` object requests through this context (any thread): one load, and one atomic or
-    /// the first time.
-    @inline(__always)
-    func markViewUpdatingOwner() {
-        if !isMarkedViewUpdatingOwner {
-            _ = cvu_bits_fetch_or(diagnostics, DiagnosticsBits.viewUpdatingOwner)
-        }
-    }
-
-    /// ``markViewUpdatingOwner()`` for `owner` once its views exist: a view controller whose view is not
-    /// loaded yet (a tab not selected, a controller prepared before it is pushed) is expected to connect
-    /// later, in `viewDidLoad`, and is not reported meanwhile. Any thread (off the main thread a
-    /// controller is marked by a later request).
-    @inline(__always)
-    func markViewUpdatingOwner(_ owner: AnyObject) {
-        if !isMarkedViewUpdatingOwner && ownerViewsExist(owner) { markViewUpdatingOwner() }
-    }
-
-    var isMarkedViewUpdatingOwner: Bool {
-        cvu_bits_load(diagnostics) & DiagnosticsBits.viewUpdatingOwner != 0
-    }
-
-    /// Whether a `ViewUpdating` owner requests through this context, has not called
-    /// `startUpdatingView()`, and a delivery already reached no updater (not yet reported).
-    var isUnconnectedOwner: Bool {
-        let bits = cvu_bits_load(diagnostics)
-        return bits & DiagnosticsBits.viewUpdatingOwner != 0 && bits & DiagnosticsBits.deliveredToNobody != 0
-            && bits & DiagnosticsBits.nothingConnectedReported == 0 && !isOwnerConnected && updaterCount == 0
-    }
-
-    /// Whether the owner connected its `updateView(animated:)` (`startUpdatingView()`).
-    var isOwnerConnected: Bool { cvu_bits_load(flags + Self.ownerConnectedFlag) & Self.ownerConnectedOnce != 0 }
-
-    /// A delivery reached no updater (main thread). On the canonical path that means `startUpdatingView()`
-    /// was not called (yet): the watchdog reports it if that is still so a second later — a view
-    /// controller made ahead of its view may wait that long, so the report says when it is expected.
-    @inline(never)
-    func noteDeliveredToNobody() {
-        let bits = cvu_bits_load(diagnostics)
-        guard bits & DiagnosticsBits.viewUpdatingOwner != 0, bits & DiagnosticsBits.nothingConnectedReported == 0,
-            !isOwnerConnected
-        else { return }
-        _ = cvu_bits_fetch_or(diagnostics, DiagnosticsBits.deliveredToNobody)
-        Watchdog.shared.watch(self)
-    }
-
-    private func reportNothingConnected() {
-        let bits = cvu_bits_fetch_or(diagnostics, DiagnosticsBits.nothingConnectedReported)
-        guard bits & DiagnosticsBits.nothingConnectedReported == 0 else { return }
-        UpdateDiagnostics.emit(
-            UpdateDiagnostics.Report(
-                kind: .nothingConnected, label: label.string,
-                message: "its requests reach no updater: the ViewUpdating object that owns it has not called "
-                    + "startUpdatingView(), so updateView(animated:) is never called. Call startUpdatingView() "
-                    + "once the views exist (viewDidLoad, or the end of init). If the view is not loaded yet "
-                    + "on purpose, this is expected."))
-    }
-
-    private func reportPendingWhileSuspended() {
-        let bits = cvu_bits_fetch_or(diagnostics, DiagnosticsBits.suspendReported)
-        guard bits & DiagnosticsBits.suspendReported == 0, !isCancelled else { return }
-        UpdateDiagnostics.emit(
-            UpdateDiagnostics.Report(
-                kind: .unbalancedSuspend, label: label.string,
-                message: "an update has been pending for more than a second while the context is suspended: "
-                    + "nothing is delivered until every suspend() has its resume(). If the view is off screen "
-                    + "on purpose, this is expected; otherwise look for a suspend() without its resume()."))
     }
 
     /// The context is being released (any thread): reports an update that will never be delivered.

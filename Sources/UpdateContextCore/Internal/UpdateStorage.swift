@@ -177,10 +177,8 @@ package final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, Tu
         set { cvu_flag_store_relaxed(flags + Self.refreshFlag, newValue) }
     }
 
-    /// The owner-connected byte's bits: connected now (`startUpdatingView()`, until `removeUpdaters()`), and
-    /// connected at least once (for the "nothing connected" report).
+    /// The owner-connected byte's bit: connected now (`startUpdatingView()`, until `removeUpdaters()`).
     static let ownerConnectedNow: UInt8 = 1
-    static let ownerConnectedOnce: UInt8 = 2
 
     /// Whether the `ViewUpdating` owner is connected now (a hint: ``addOwnerUpdater(_:)`` decides). Any thread.
     var isOwnerConnectedNow: Bool {
@@ -190,8 +188,7 @@ package final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, Tu
     /// Marks the context as connected to its `ViewUpdating` owner; `false` when it already is. Under the lock
     /// (``addOwnerUpdater(_:)``).
     func markOwnerConnected() -> Bool {
-        cvu_bits_fetch_or(flags + Self.ownerConnectedFlag, Self.ownerConnectedNow | Self.ownerConnectedOnce)
-            & Self.ownerConnectedNow == 0
+        cvu_bits_fetch_or(flags + Self.ownerConnectedFlag, Self.ownerConnectedNow) & Self.ownerConnectedNow == 0
     }
 
     /// The owner's updater went with every other (`removeUpdaters()`): `startUpdatingView()` connects it again.
@@ -472,7 +469,6 @@ extension UpdateStorage {
         let published: UInt8 = rules.isScheduled ? (rules.pendingFlag == false ? 3 : 1) : 0
         if cvu_byte_load_relaxed(flags + Self.scheduledFlag) != published {
             cvu_byte_store_release(flags + Self.scheduledFlag, published)
-            if rules.isScheduled && rules.isSuspended { watchWhileSuspended() }
         }
     }
 

@@ -179,7 +179,6 @@ extension ViewUpdating {
     ///   - line: The caller's line.
     public func setNeedsUpdate(animated: Bool? = nil, file: StaticString = #fileID, line: UInt = #line) {
         let context = updateContext
-        context.storage.markViewUpdatingOwner(self)
         context.setNeedsUpdate(animated: animated, file: file, line: line)
     }
 
@@ -200,7 +199,6 @@ extension ViewUpdating {
         animated: Bool? = nil, file: StaticString = #fileID, line: UInt = #line, _ changes: () throws -> Result
     ) rethrows -> Result {
         let context = updateContext
-        context.storage.markViewUpdatingOwner(self)
         return try context.setNeedsUpdate(animated: animated, file: file, line: line, changes)
     }
 
@@ -286,7 +284,6 @@ public struct NeedsUpdate<Value> {
             // pending non-animated update, which then shows the value before it; the request follows the
             // change, so that from any thread the delivery it makes sees the new value.
             let context = instance.updateContext
-            context.storage.markViewUpdatingOwner(instance)
             context.storage.flushBeforeChange(old.animated)
             instance[keyPath: storageKeyPath].value = newValue
             // Diagnostics name the property (`ProfileViewController.name`): a setter cannot see its caller's line.
