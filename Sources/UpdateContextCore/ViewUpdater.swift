@@ -2,7 +2,7 @@ import CoalescingRuntime
 
 extension ViewUpdatingContext {
     /// The token of one updater (``ViewUpdatingContext/onUpdate(_:)``, ``ViewUpdatingContext/onTrackedUpdate(file:line:_:)``,
-    /// ``StateUpdatingContext/onRender(file:line:_:)``): ``remove()`` removes that updater.
+    /// `StateUpdatingContext.onRender(file:line:_:)` in `UpdateContext`): ``remove()`` removes that updater.
     ///
     /// It is a handle, not a lifetime: the context owns its updaters, and an updater stays registered until
     /// it is removed or the context goes, whether or not the token is kept (so the result of `onUpdate` may

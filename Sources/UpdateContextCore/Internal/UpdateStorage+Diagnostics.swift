@@ -54,7 +54,8 @@ extension UpdateStorage: SlowTurnSubject {
                 message: "requested again from inside its own delivery in \(DiagnosticsThresholds.loopCycles) "
                     + "consecutive cycles: an updater changes state that requests an update, so the context "
                     + "delivers every cycle and keeps the CPU busy. Make the updater only read state (or "
-                    + "compare before assigning), or use the .framePaced scheduler for per-frame work.",
+                    + "compare before assigning); for per-frame work, use a frame-paced scheduler "
+                    + "(.framePaced, in NotificationCoalescing and UpdateContext).",
                 callSite: site.callSite))
     }
 

@@ -107,7 +107,7 @@ extension ViewUpdating {
     /// ```
     ///
     /// **UIKit 26's update-properties pass.** On a `UIView` or `UIViewController` whose context comes from
-    /// ``ViewUpdatingContext/makeForUpdatePropertiesPass(label:animated:refreshEvents:file:line:)``, this call
+    /// `ViewUpdatingContext.makeForUpdatePropertiesPass()` (UpdateContext), this call
     /// also binds the context to the object's pass (iOS 26): override `updateProperties()` to call
     /// ``updateViewIfNeeded(file:line:)``, and the updates are delivered there.
     ///
@@ -207,7 +207,7 @@ extension ViewUpdating {
     ///
     /// `@MainActor`, like UIKit's `updatePropertiesIfNeeded()`: calling it from code that is not on the main
     /// actor does not compile. In UIKit 26's update-properties pass (a context from
-    /// ``ViewUpdatingContext/makeForUpdatePropertiesPass(label:animated:refreshEvents:file:line:)``), call it
+    /// `ViewUpdatingContext.makeForUpdatePropertiesPass()` (UpdateContext)), call it
     /// from `updateProperties()`.
     @MainActor
     public func updateViewIfNeeded(file: StaticString = #fileID, line: UInt = #line) {
