@@ -50,7 +50,8 @@ let package = Package(
         .executableTarget(
             name: "coalesce-bench",
             dependencies: ["NotificationCoalescing", "UpdateContext", "CMallocStats", "CoalescingTestSupport"]),
-        // malloc statistics for the benchmark's memory figures and the soak test (no product exports it).
+        // malloc statistics for the benchmark's memory figures and the soak test, and the atomic counters of
+        // the tests' and the benchmark's producer threads (no product exports it).
         .target(name: "CMallocStats"),
         // What the tests and the benchmark share, once: the precedence table and its timeline interpreter,
         // the reference model, counters. No product exports it.
@@ -58,7 +59,7 @@ let package = Package(
             name: "CoalescingTestSupport",
             dependencies: [
                 "NotificationCoalescing", "UpdateContext", "UpdateContextSwiftUI", "UpdateContextCompatibility",
-                "CCoalescingSupport",
+                "CCoalescingSupport", "CMallocStats",
             ]),
         .testTarget(
             name: "NotificationCoalescingTests",

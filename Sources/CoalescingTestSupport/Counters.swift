@@ -1,4 +1,4 @@
-import CCoalescingSupport
+import CMallocStats
 import CoreFoundation
 import Foundation
 import NotificationCoalescing

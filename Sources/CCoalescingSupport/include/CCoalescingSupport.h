@@ -39,27 +39,6 @@ static inline void cvu_byte_store_release(uint8_t *byte, uint8_t value) {
     __atomic_store_n(byte, value, __ATOMIC_RELEASE);
 }
 
-/// Stores `value` and returns what the flag held before (sequentially consistent: a scheduler's "turn
-/// asked" mark, set by any thread and cleared by the turn).
-static inline bool cvu_flag_exchange(uint8_t *flag, bool value) {
-    return __atomic_exchange_n(flag, (uint8_t)(value ? 1 : 0), __ATOMIC_SEQ_CST) != 0;
-}
-
-// MARK: Counters (the benchmark's and the tests' producer threads)
-
-static inline intptr_t cvu_counter_load(const intptr_t *counter) {
-    return __atomic_load_n(counter, __ATOMIC_ACQUIRE);
-}
-
-static inline void cvu_counter_store(intptr_t *counter, intptr_t value) {
-    __atomic_store_n(counter, value, __ATOMIC_RELEASE);
-}
-
-/// Adds `delta` and returns the new value.
-static inline intptr_t cvu_counter_add(intptr_t *counter, intptr_t delta) {
-    return __atomic_add_fetch(counter, delta, __ATOMIC_ACQ_REL);
-}
-
 // MARK: Transaction scopes
 
 /// How many `withUpdateTransaction` bodies run now, in every thread: 0 lets a request skip looking up
@@ -97,10 +76,6 @@ static inline uint64_t cvu_word_fetch_and(uint64_t *word, uint64_t mask) {
 
 static inline void cvu_word_store_relaxed(uint64_t *word, uint64_t value) {
     __atomic_store_n(word, value, __ATOMIC_RELAXED);
-}
-
-static inline uint64_t cvu_word_fetch_or(uint64_t *word, uint64_t bits) {
-    return __atomic_fetch_or(word, bits, __ATOMIC_SEQ_CST);
 }
 
 // A 32-bit word: the updater a delivery has claimed (0: none), stored by the delivering thread and read

@@ -1,20 +1,6 @@
 import CCoalescingSupport
 import Foundation
 
-/// The last plain transaction (an animation, no values, no completions) merged into a context's pending
-/// transaction on a scheduler's thread, while nothing else changed pending transactions there (`epoch`): a
-/// request repeating it on the same dirty context changes nothing, and takes the fast path. Its fields are the
-/// animation's, as numbers.
-package struct RepeatedTransaction {
-    package var storage: UnsafeRawPointer?
-    package var epoch: UInt64 = 0
-    package var curve: UInt64 = 0
-    package var duration: Double = 0
-    package var delay: Double = 0
-    package var bounce: Double = 0
-    package init() {}
-}
-
 /// Decides when "the end of a cycle" is: the moment pending coalesced work is delivered.
 ///
 /// A coalescing context hands its pending work to a scheduler, which calls it back once per *turn*,
@@ -116,13 +102,10 @@ open class CoalescingScheduler: @unchecked Sendable {
         static let asked = 3
         /// The identity of the last thread whose list of schedulers (``ThreadSchedulers``) this one joined.
         static let joinedThread = 4
-        /// Bumped whenever a pending transaction of a context on this scheduler changes other than by a
-        /// merge (see ``RepeatedTransaction``): any thread.
-        @inlinable static var transactionEpoch: Int { 5 }
         /// Nonzero while the scheduler's turns are signposted (Instruments records): requests count themselves
         /// for the signposts' absorbed counts (recording counts them too). Written by its turns.
-        @inlinable static var counting: Int { 6 }
-        static let count = 7
+        @inlinable static var counting: Int { 5 }
+        static let count = 6
     }
     /// Clients scheduled on the scheduler's own thread: no lock needed (confined to that thread).
     @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) final var ownerWaiting: [PendingClient] = []
@@ -147,10 +130,6 @@ open class CoalescingScheduler: @unchecked Sendable {
     /// to the scheduler's thread, at a stable address.
     package let stamp: UnsafeMutablePointer<TurnStamp>
 
-    /// The last plain transaction merged into the pending one of a context on this scheduler
-    /// (``RepeatedTransaction``): confined to the scheduler's thread, at a stable address.
-    package let repeatedTransaction: UnsafeMutablePointer<RepeatedTransaction>
-
     /// Creates a scheduler whose turns run on the calling thread (see ``isCurrent``).
     ///
     /// - Parameters:
@@ -161,8 +140,6 @@ open class CoalescingScheduler: @unchecked Sendable {
         diagnosticLabel = DiagnosticLabel(label, file: file, line: line)
         turnWord = Self.makeWords()
         stamp = Self.makeStamp()
-        repeatedTransaction = .allocate(capacity: 1)
-        repeatedTransaction.initialize(to: RepeatedTransaction())
         (threadMask, threadExpected, threadTestIsExact) = Self.threadTest(.unknown)
         drivesPerFrameWork = false
     }
@@ -174,8 +151,6 @@ open class CoalescingScheduler: @unchecked Sendable {
         diagnosticLabel = label
         turnWord = Self.makeWords()
         stamp = Self.makeStamp()
-        repeatedTransaction = .allocate(capacity: 1)
-        repeatedTransaction.initialize(to: RepeatedTransaction())
         (threadMask, threadExpected, threadTestIsExact) = Self.threadTest(turnThread)
     }
 
@@ -208,25 +183,10 @@ open class CoalescingScheduler: @unchecked Sendable {
         cvu_word_load_relaxed(turnWord + Word.counting) != 0
     }
 
-    /// The epoch ``RepeatedTransaction`` entries are checked against (any thread).
-    @inlinable
-    package final var transactionEpoch: UInt64 {
-        cvu_word_load_relaxed(turnWord + Word.transactionEpoch)
-    }
-
-    /// A pending transaction of a context on this scheduler changed other than by a merge: the entry is stale.
-    /// Any thread.
-    package final func invalidateRepeatedTransaction() {
-        let word = turnWord + Word.transactionEpoch
-        var epoch = cvu_word_load_relaxed(word)
-        while !cvu_word_compare_exchange(word, epoch, epoch &+ 1) { epoch = cvu_word_load_relaxed(word) }
-    }
-
     deinit {
         turnWord.deallocate()
         stamp.deinitialize(count: 1)
         stamp.deallocate()
-        repeatedTransaction.deallocate()
         diagnosticLabel.release()
         for pending in ownerWaiting { pending.release() }  // retained by hand while listed
     }

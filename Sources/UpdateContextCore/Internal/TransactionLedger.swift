@@ -7,7 +7,12 @@ import CoalescingRuntime
 ///
 /// It partitions exactly as the rules do: a delivery absorbs everything pending, except that the rules'
 /// early non-animated flush absorbs what was pending *before* the animated request that caused it.
-// @unchecked Sendable: every field is behind `state`'s lock.
+///
+/// The fast path of a repeated plain transaction reads ``repeatAnimation``: the animation of the last plain
+/// transaction (an animation, nothing else) merged while nothing else changed what is pending — a request
+/// repeating it on a dirty context changes nothing.
+// @unchecked Sendable: every field is behind `state`'s lock, except `repeatAnimation`, which only the main
+// thread (the context's scheduler's) reads and writes.
 final class TransactionLedger: @unchecked Sendable {
     private struct State {
         var pending: UpdateTransaction?
@@ -15,6 +20,9 @@ final class TransactionLedger: @unchecked Sendable {
     }
 
     private let state = Locked(State())
+
+    /// See the type's description. Main thread only.
+    var repeatAnimation: UpdateAnimation?
 
     init() {}
 

@@ -112,6 +112,9 @@ package struct UpdateStateMachine {
     /// Diagnostics: consecutive deliveries inside which the context was requested again (an update loop
     /// at 60); counted by the storage.
     var loopCount: UInt8 = 0
+    /// The context's transaction ledger once it has seen a transaction (the storage's: kept here for the main
+    /// thread's fast path, see `UpdateStorage+Transactions.swift`).
+    var ledger: TransactionLedger?
 
     package var isDelivering: Bool { delivering != nil }
 

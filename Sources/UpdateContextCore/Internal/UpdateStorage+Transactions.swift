@@ -9,10 +9,14 @@ extension UpdateStorage {
     /// transactions never look for the ledger).
     var hasPendingTransaction: Bool { cvu_flag_load_relaxed(flags + Self.transactionFlag) }
 
-    /// The ledger, created on first use (kept with the context's side objects). Any thread.
+    /// The ledger, created on first use: kept with the context's side objects (where a release on any thread
+    /// finds it), and by the machine for the main thread's fast path. Main thread.
     var ledger: TransactionLedger {
+        if let ledger = machinePointer.pointee.ledger { return ledger }
         let link = self.link
-        return link.face(TransactionLedger.self) ?? link.adopt(TransactionLedger())
+        let ledger = link.face(TransactionLedger.self) ?? link.adopt(TransactionLedger())
+        machinePointer.pointee.ledger = ledger
+        return ledger
     }
 
     /// `setNeedsUpdate(transaction:)` (or `update(transaction:)` when `update`). Any thread: off the main
@@ -63,7 +67,7 @@ extension UpdateStorage {
         // (a miss is decided by the slow path, which asks the scheduler).
         if hasPendingTransaction, transaction.isPlain, !cvu_transaction_scopes_active(), isOnSchedulerThreadWithoutCall,
             !inboxHasRequests, machinePointer.pointee.isNoOp(true),
-            let animation = transaction.animation, matchesRepeatedTransaction(animation)
+            let animation = transaction.animation, machinePointer.pointee.ledger?.repeatAnimation == animation
         {
             if cvu_diagnostics_is_recording() || withScheduler({ $0.countsRequests }) {
                 machinePointer.pointee.absorbed &+= 1
@@ -108,14 +112,9 @@ extension UpdateStorage {
         default:
             guard keepPending(transaction) else { return }
             perform(action)
-            // The scheduler's entry now says what the pending transaction's animation is, or nothing.
-            if !update, transaction.isPlain, let animation = transaction.animation, hasPendingTransaction,
-                machinePointer.pointee.isNoOp(true)
-            {
-                storeRepeatedTransaction(animation)
-            } else {
-                invalidateRepeatedTransaction()
-            }
+            // The fast path's key now says what the pending transaction's animation is, or nothing.
+            let repeats = !update && transaction.isPlain && hasPendingTransaction && machinePointer.pointee.isNoOp(true)
+            ledger.repeatAnimation = repeats ? transaction.animation : nil
         }
     }
 
@@ -132,7 +131,7 @@ extension UpdateStorage {
     @inline(__always)
     func perform(_ action: UpdateStateMachine.Action, forPlainRequest flag: Bool?) {
         if flag == true && hasPendingTransaction && !action.isEarlyFlush {
-            invalidateRepeatedTransaction()
+            machinePointer.pointee.ledger?.repeatAnimation = nil
             ledger.animatedRequestWithoutTransaction()
         }
         perform(action)
@@ -156,7 +155,7 @@ extension UpdateStorage {
     /// runs); give it back with ``restorePendingTransaction(_:)``.
     func setPendingTransactionAside() -> UpdateTransaction? {
         guard hasPendingTransaction else { return nil }
-        invalidateRepeatedTransaction()
+        machinePointer.pointee.ledger?.repeatAnimation = nil
         cvu_flag_store_relaxed(flags + Self.transactionFlag, false)
         return ledger.takePending()
     }
@@ -165,13 +164,13 @@ extension UpdateStorage {
     /// context went meanwhile).
     func keepPendingAfter(_ taken: UpdateTransaction?) {
         guard let taken else { return }
-        invalidateRepeatedTransaction()
+        machinePointer.pointee.ledger?.repeatAnimation = nil
         keepPending(taken)
     }
 
     func restorePendingTransaction(_ saved: UpdateTransaction?) {
         guard let saved else { return }
-        invalidateRepeatedTransaction()
+        machinePointer.pointee.ledger?.repeatAnimation = nil
         guard ledger.restore(saved, unless: { self.isCancelled }) else {
             drop(saved, .contextReleased)  // released while the body ran
             return
@@ -187,7 +186,7 @@ extension UpdateStorage {
     }
 
     private func beginPendingTransaction(of delivery: Delivery) -> CompletionGroup? {
-        invalidateRepeatedTransaction()
+        machinePointer.pointee.ledger?.repeatAnimation = nil
         cvu_flag_store_relaxed(flags + Self.transactionFlag, false)
         let ledger = self.ledger
         guard var transaction = ledger.takePending() else { return nil }
@@ -215,12 +214,7 @@ extension UpdateStorage {
     /// requests it absorbed, or one with the default animation (or none) when they carried none. Main
     /// thread, inside updaters.
     func deliveryTransaction(animated: Bool) -> UpdateTransaction {
-        if let link = withShared({ $0.link }), let ledger = link.face(TransactionLedger.self),
-            let transaction = ledger.delivering
-        {
-            return transaction
-        }
-        return UpdateTransaction(animation: animated ? .default : nil)
+        machinePointer.pointee.ledger?.delivering ?? UpdateTransaction(animation: animated ? .default : nil)
     }
 
     /// The request carrying `transaction` (claimed) was dropped: its completions are told (on the main
@@ -235,65 +229,7 @@ extension UpdateStorage {
     func dropTransactions(inbox: [UpdateRequest], link: UpdateLink?) {
         for case .transaction(let box, _) in inbox { drop(box.transaction, .contextReleased) }
         if let pending = link?.face(TransactionLedger.self)?.takePending() {
-            invalidateRepeatedTransaction()
             drop(pending, .contextReleased)
         }
-    }
-}
-
-// MARK: The fast path of a repeated transaction
-
-extension UpdateAnimation {
-    /// The curve as a number, for the scheduler's ``RepeatedTransaction`` (0: none).
-    fileprivate var curveCode: (UInt64, Double) {
-        switch curve {
-        case .default: (1, 0)
-        case .linear: (2, 0)
-        case .easeIn: (3, 0)
-        case .easeOut: (4, 0)
-        case .easeInOut: (5, 0)
-        case .spring(let bounce): (6, bounce)
-        case .keyboard(let curve): (7, Double(curve))
-        }
-    }
-}
-
-extension UpdateStorage {
-    /// Whether `animation` is what this context's pending transaction already has, with nothing changed since
-    /// (the scheduler's ``RepeatedTransaction``): a request repeating a plain transaction on a dirty context
-    /// then changes nothing. On the scheduler's thread.
-    @inline(__always)
-    func matchesRepeatedTransaction(_ animation: UpdateAnimation) -> Bool {
-        withScheduler { scheduler in
-            let entry = scheduler.repeatedTransaction
-            guard entry.pointee.storage == UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()),
-                entry.pointee.epoch == scheduler.transactionEpoch
-            else { return false }
-            let (curve, bounce) = animation.curveCode
-            // Bit patterns: the values are finite (UpdateAnimation clamps them), so equal bits are equal values,
-            // and the comparison needs no unordered (NaN) branches; a mismatch only means the slow path.
-            return entry.pointee.curve == curve && entry.pointee.bounce.bitPattern == bounce.bitPattern
-                && entry.pointee.duration.bitPattern == animation.duration.bitPattern
-                && entry.pointee.delay.bitPattern == animation.delay.bitPattern
-        }
-    }
-
-    func storeRepeatedTransaction(_ animation: UpdateAnimation) {
-        withScheduler { scheduler in
-            let (curve, bounce) = animation.curveCode
-            let entry = scheduler.repeatedTransaction
-            entry.pointee.storage = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
-            entry.pointee.epoch = scheduler.transactionEpoch
-            entry.pointee.curve = curve
-            entry.pointee.duration = animation.duration
-            entry.pointee.delay = animation.delay
-            entry.pointee.bounce = bounce
-        }
-    }
-
-    /// This context's pending transaction changed other than by a merge: the scheduler's entry is stale. Any
-    /// thread.
-    func invalidateRepeatedTransaction() {
-        withScheduler { $0.invalidateRepeatedTransaction() }
     }
 }
