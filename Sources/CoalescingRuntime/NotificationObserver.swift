@@ -22,8 +22,8 @@
 public final class NotificationObserver: Sendable, Hashable {
     private enum State {
         case unattached
-        /// The removal; it returns whether a call of the handler was under way.
-        case attached(@Sendable () -> Bool)
+        /// The removal.
+        case attached(@Sendable () -> Void)
         case target(any RegistrationTarget, UInt64)
         case removed
     }
@@ -46,13 +46,13 @@ public final class NotificationObserver: Sendable, Hashable {
 
     /// Gives the token its removal, which returns whether a call of the handler was under way. If
     /// ``remove()`` was already called, `onRemove` runs at once.
-    package func attach(_ onRemove: @escaping @Sendable () -> Bool) {
+    package func attach(_ onRemove: @escaping @Sendable () -> Void) {
         let removeNow = StripedLocks.withLock(for: self) { () -> Bool in
             if case .removed = state { return true }
             state = .attached(onRemove)
             return false
         }
-        if removeNow { _ = onRemove() }
+        if removeNow { onRemove() }
     }
 
     /// Whether ``remove()`` has not been called yet.
@@ -65,22 +65,15 @@ public final class NotificationObserver: Sendable, Hashable {
 
     /// Detaches the registration. Idempotent and thread-safe; never waits (see the type's discussion).
     public func remove() {
-        _ = removeReportingCallUnderWay()
-    }
-
-    /// ``remove()``, answering whether a call of the handler that had begun (been claimed) on another
-    /// thread was still under way when the removal took effect. `false` means that no call of the handler
-    /// runs now or will ever begin. A removal that was not the first answers `false`.
-    package func removeReportingCallUnderWay() -> Bool {
         let previous = StripedLocks.withLock(for: self) { () -> State in
             defer { state = .removed }
             return state
         }
         // Outside the lock: removal may release captures, whose deinit may run any code.
         switch previous {
-        case .attached(let action): return action()
-        case .target(let target, let id): return target.removeRegistration(id)
-        case .unattached, .removed: return false
+        case .attached(let action): action()
+        case .target(let target, let id): target.removeRegistration(id)
+        case .unattached, .removed: break
         }
     }
 
@@ -96,7 +89,6 @@ public final class NotificationObserver: Sendable, Hashable {
 /// What a token removes a registration from, by id. Called from any thread: it synchronises itself (not
 /// `Sendable` by requirement, so that a `ManagedBuffer` subclass can be one).
 package protocol RegistrationTarget: AnyObject {
-    /// Removes registration `id`; called at most once per id, on any thread. Returns whether a call of
-    /// its handler, claimed before the removal took effect, was still under way.
-    func removeRegistration(_ id: UInt64) -> Bool
+    /// Removes registration `id`; called at most once per id, on any thread.
+    func removeRegistration(_ id: UInt64)
 }

@@ -40,19 +40,12 @@ extension ViewUpdatingContext {
 
         /// Removes the updater. Idempotent, any thread; never waits (see the type's discussion).
         public func remove() {
-            _ = removeReportingCallUnderWay()
-        }
-
-        /// ``remove()``, answering whether a call of the updater that had begun (been claimed) on another
-        /// thread was still under way when the removal took effect. `false` means that no call of it runs
-        /// now or will ever begin. A removal that was not the first answers `false`.
-        package func removeReportingCallUnderWay() -> Bool {
             let storage = StripedLocks.withLock(for: self) { () -> UpdateStorage? in
                 defer { self.storage = nil }
                 return self.storage
             }
             // Outside the lock: removal releases the updater's captures, whose deinit may run any code.
-            return storage?.removeRegistration(id) ?? false
+            storage?.removeRegistration(id)
         }
 
         /// The context's description, or what happened to it.

@@ -78,17 +78,6 @@ static inline void cvu_word_store_relaxed(uint64_t *word, uint64_t value) {
     __atomic_store_n(word, value, __ATOMIC_RELAXED);
 }
 
-// A 32-bit word: the updater a delivery has claimed (0: none), stored by the delivering thread and read
-// by a removal on any thread.
-
-static inline uint32_t cvu_u32_load_acquire(const uint32_t *word) {
-    return __atomic_load_n(word, __ATOMIC_ACQUIRE);
-}
-
-static inline void cvu_u32_store_release(uint32_t *word, uint32_t value) {
-    __atomic_store_n(word, value, __ATOMIC_RELEASE);
-}
-
 // The package's one thread-local: the calling thread's record. `identity`: its serial number (given on first
 // use, never reused) shifted left by one, and bit 0 set on the process's main thread; read inline (a
 // thread-pointer access after the first call on a thread), so that a request's "am I on the scheduler's

@@ -25,10 +25,9 @@ package final class ObserverRegistry: Sendable {
         token.attach { [weak self, center] in
             // First the handler: a post under way (the center calls a snapshot of its observers) must not
             // call it after this, and what it captured goes now, not when the center lets the block go.
-            let underWay = box.clear()
+            box.clear()
             center.removeObserver(held.registration)
             self?.tokens.withLock { _ = $0.remove(token) }
-            return underWay
         }
         return token
     }
@@ -59,7 +58,6 @@ package final class ObserverRegistry: Sendable {
         let box = ClaimableHandler(handler)
         let registration = center.addObserver(of: subject, for: type) { message in
             guard let claimed = box.claim() else { return }
-            defer { box.finishCall() }
             claimed(message)
         }
         return track(registration, clearing: box.clear)
@@ -74,25 +72,23 @@ package final class ObserverRegistry: Sendable {
         let box = ClaimableHandler(handler)
         let registration = center.addObserver(of: subject, for: type) { message in
             guard let claimed = box.claim() else { return }
-            defer { box.finishCall() }
             claimed(message)
         }
         return track(registration, clearing: box.clear)
     }
 
-    /// A token for a message registration: its removal first drops the handler (`clear`, which answers
-    /// whether a call was under way), then removes the registration from the center.
+    /// A token for a message registration: its removal first drops the handler (`clear`), then removes the
+    /// registration from the center.
     @available(iOS 26, macOS 26, tvOS 26, watchOS 26, visionOS 26, *)
     private func track(
-        _ registration: NotificationCenter.ObservationToken, clearing clear: @escaping @Sendable () -> Bool
+        _ registration: NotificationCenter.ObservationToken, clearing clear: @escaping @Sendable () -> Void
     ) -> NotificationObserver {
         let token = NotificationObserver()
         tokens.withLock { _ = $0.insert(token) }
         token.attach { [weak self, center] in
-            let underWay = clear()
+            clear()
             center.removeObserver(registration)
             self?.tokens.withLock { _ = $0.remove(token) }
-            return underWay
         }
         return token
     }
@@ -108,8 +104,8 @@ package final class ObserverRegistry: Sendable {
 }
 
 /// Carries a plain (non-`@Sendable`) handler into `NotificationCenter`'s `@Sendable` block, and lets
-/// removal take it back: once ``clear()`` has returned, ``call(_:_:)`` never starts the handler again, and
-/// ``clear()`` says whether a call claimed before it was still running.
+/// removal take it back: once ``clear()`` has returned, ``call(_:_:)`` never starts the handler again (a call
+/// claimed before it may still be running, and finishes).
 ///
 /// The handler is a stored property of this (non-generic) class, read and written under the box's
 /// striped lock. Not a `Locked<Handler?>`: a closure read back through a generic container is
@@ -120,8 +116,6 @@ private final class HandlerBox: @unchecked Sendable {
     // handler (not `Sendable`) is handed to the posting thread, which is where the observing APIs promise
     // it runs.
     private var handler: ((NotificationObserver, Notification) -> Void)?
-    /// Calls claimed and not yet returned (several posting threads may call at once).
-    private var callsUnderWay = 0
 
     init(_ handler: @escaping (NotificationObserver, Notification) -> Void) {
         // Written under the lock, not by the initialiser: the first post may come from another thread,
@@ -136,68 +130,48 @@ private final class HandlerBox: @unchecked Sendable {
     /// The claim — taking the handler, under the lock — is where a call begins: a removal that takes the
     /// lock later never sees this call missed, and one that took it earlier left nothing to claim.
     func call(_ token: NotificationObserver, _ note: Notification) {
-        let claimed = StripedLocks.withLock(for: self) { () -> ((NotificationObserver, Notification) -> Void)? in
-            guard let handler else { return nil }
-            callsUnderWay += 1
-            return handler
-        }
-        guard let claimed else { return }
-        defer { StripedLocks.withLock(for: self) { callsUnderWay -= 1 } }
-        claimed(token, note)
+        let claimed = StripedLocks.withLock(for: self) { handler }
+        claimed?(token, note)
     }
 
     /// Drops the handler (and what it captured, released here, outside the lock, or when a call under way
-    /// returns). Returns whether a call was under way.
-    func clear() -> Bool {
-        let (dropped, underWay) = StripedLocks.withLock(for: self) {
-            () -> (((NotificationObserver, Notification) -> Void)?, Bool) in
+    /// returns).
+    func clear() {
+        let dropped = StripedLocks.withLock(for: self) { () -> ((NotificationObserver, Notification) -> Void)? in
             defer { handler = nil }
-            return (handler, callsUnderWay > 0)
+            return handler
         }
         _ = dropped
-        return underWay
     }
 }
 
 /// A handler that removal can take back, for any handler type (the typed-message observers): once
-/// ``clear()`` has returned, ``claim()`` never hands the handler out again, and ``clear()`` says whether a
-/// call claimed before it was still running. The handler is only ever read whole, never modified in place
+/// ``clear()`` has returned, ``claim()`` never hands the handler out again (a call claimed before it may still
+/// be running, and finishes). The handler is only ever read whole, never modified in place
 /// (see ``HandlerBox`` on why that matters for closures in generic storage).
 final class ClaimableHandler<Handler>: @unchecked Sendable {
-    // @unchecked Sendable: `handler` and `callsUnderWay` are read and written only under the striped lock
+    // @unchecked Sendable: `handler` is read and written only under the striped lock
     // for `self`. The handler is handed to the thread that posts (a main-actor message's handler is only
     // ever claimed on the main actor, by Foundation's observer block).
     private var handler: Handler?
-    private var callsUnderWay = 0
 
     init(_ handler: Handler) {
         // Under the lock: the first call may come from another thread (see `HandlerBox.init`).
         StripedLocks.withLock(for: self) { self.handler = handler }
     }
 
-    /// The handler, for one call that the caller ends with ``finishCall()``; `nil` once removed.
+    /// The handler, for one call; `nil` once removed.
     func claim() -> Handler? {
-        StripedLocks.withLock(for: self) { () -> Handler? in
-            guard let handler else { return nil }
-            callsUnderWay += 1
+        StripedLocks.withLock(for: self) { handler }
+    }
+
+    /// Drops the handler (released here, outside the lock, or when a call under way returns).
+    @Sendable func clear() {
+        let dropped = StripedLocks.withLock(for: self) { () -> Handler? in
+            defer { handler = nil }
             return handler
         }
-    }
-
-    /// Ends a call that ``claim()`` began.
-    func finishCall() {
-        StripedLocks.withLock(for: self) { callsUnderWay -= 1 }
-    }
-
-    /// Drops the handler (released here, outside the lock, or when a call under way returns) and answers
-    /// whether a call was under way.
-    @Sendable func clear() -> Bool {
-        let (dropped, underWay) = StripedLocks.withLock(for: self) { () -> (Handler?, Bool) in
-            defer { handler = nil }
-            return (handler, callsUnderWay > 0)
-        }
         _ = dropped
-        return underWay
     }
 }
 

@@ -27,9 +27,9 @@ extension UpdateStorage {
                 withScheduler { $0.scheduleOnOwnerThread(self) }
             }
         }
-        // Each entry is claimed under the lock (`claimedUpdater`): that is where its call begins. A removal
-        // from another thread takes the lock too, so it either comes first (the entry is gone) or sees the
-        // claim (the call is under way, and finishes).
+        // Each entry is taken under the lock: that is where its call begins. A removal from another thread
+        // takes the lock too, so it either comes first (the entry is gone) or comes after (the call taken is
+        // under way, and finishes).
         let stripe = StripedLocks.stripe(for: self)
         let (entry, limit, posted, hasRecordedSite) = claimFirstUpdater(stripe: stripe)
         let absorbed = takeAbsorbed(posted: posted)
@@ -79,7 +79,7 @@ extension UpdateStorage {
         }
     }
 
-    /// Under the lock: the first updater, claimed (see `claimedUpdater`), the newest id a delivery
+    /// Under the lock: the first updater, the newest id a delivery
     /// beginning now calls, the inbox's count of posts, and whether recording noted a first request
     /// (cleared: this delivery takes it).
     @inline(never)
@@ -90,14 +90,13 @@ extension UpdateStorage {
         cvu_stripe_lock(stripe)
         defer { cvu_stripe_unlock(stripe) }
         let entry = shared.pointee.updaters.firstEntry
-        if let entry { cvu_u32_store_release(claimedUpdaterPointer, UInt32(truncatingIfNeeded: entry.id)) }
         let hasRecordedSite = shared.pointee.hasRecordedSite
         if hasRecordedSite { shared.pointee.hasRecordedSite = false }
         return (entry, shared.pointee.updaters.newestID, shared.pointee.posted, hasRecordedSite)
     }
 
     /// Calls `first` (claimed by ``claimFirstUpdater(stripe:)``) and then each later updater up to `limit`,
-    /// each claimed under the lock and called outside it.
+    /// each taken under the lock and called outside it.
     ///
     /// An outlined function that owns the entry it is given: called where the delivery held its copy, an
     /// updater was copied twice more around the call (two more retain/release pairs per delivery). The
@@ -109,32 +108,22 @@ extension UpdateStorage {
         clock: inout UpdaterClock
     ) {
         guard let entry = consume first else { return }
-        let claimed = claimedUpdaterPointer
         var id = entry.id
         entry.call(animated)
         // Released now, before the next updater runs: an updater that removed itself in this call lets go of
         // what it captured at once (a tracked one, its tracking), as removal promises.
         _ = consume entry
-        cvu_u32_store_release(claimed, 0)
         if clock.isTimed { clock.lap(self) }
         let shared = sharedPointer
         while id < limit {
             cvu_stripe_lock(stripe)
             let next = shared.pointee.updaters.next(after: id, upTo: limit)
-            if let next { cvu_u32_store_release(claimed, UInt32(truncatingIfNeeded: next.id)) }
             cvu_stripe_unlock(stripe)
             guard let next else { return }
             id = next.id
             next.call(animated)
-            cvu_u32_store_release(claimed, 0)
             if clock.isTimed { clock.lap(self) }
         }
-    }
-
-    /// The updater a delivery has claimed and not finished calling (low 32 bits of its id; 0: none). Any
-    /// thread: read it after taking the lock.
-    var claimedUpdaterID: UInt32 {
-        cvu_u32_load_acquire(claimedUpdaterPointer)
     }
 
     /// Whether a turn would still find something to deliver (``ManualScheduler/isIdle``): an update pending

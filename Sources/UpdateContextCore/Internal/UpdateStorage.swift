@@ -74,19 +74,14 @@ package final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, Tu
                 MemoryLayout<UpdateStorageHeader.Shared>.alignment)
         }
         @inline(__always)
-        static var claimed: Int {
-            roundUp(shared + MemoryLayout<UpdateStorageHeader.Shared>.size, MemoryLayout<UInt32>.alignment)
-        }
-        @inline(__always)
         static var label: Int {
-            roundUp(claimed + MemoryLayout<UInt32>.size, MemoryLayout<DiagnosticLabel>.alignment)
+            roundUp(shared + MemoryLayout<UpdateStorageHeader.Shared>.size, MemoryLayout<DiagnosticLabel>.alignment)
         }
         /// Whether the computed offsets are the compiler's (evaluated once).
         static let isAsDeclared: Bool =
             MemoryLayout<UpdateStorageHeader>.offset(of: \.machine) == 0
             && MemoryLayout<UpdateStorageHeader>.offset(of: \.unretainedScheduler) == scheduler
             && MemoryLayout<UpdateStorageHeader>.offset(of: \.shared) == shared
-            && MemoryLayout<UpdateStorageHeader>.offset(of: \.claimedUpdater) == claimed
             && MemoryLayout<UpdateStorageHeader>.offset(of: \.label) == label
     }
 
@@ -112,12 +107,6 @@ package final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, Tu
     @inline(__always)
     private var schedulerPointer: UnsafeMutablePointer<Unmanaged<CoalescingScheduler>> {
         field(at: Layout.scheduler, as: Unmanaged<CoalescingScheduler>.self)
-    }
-
-    /// The address of `claimedUpdater`, for the atomic functions.
-    @inline(__always)
-    var claimedUpdaterPointer: UnsafeMutablePointer<UInt32> {
-        field(at: Layout.claimed, as: UInt32.self)
     }
 
     /// What diagnostics call the context (immutable: any thread).
@@ -318,12 +307,6 @@ package struct UpdateStorageHeader {
     /// (`UpdateStorage` checks `isCancelled` first).
     let unretainedScheduler: Unmanaged<CoalescingScheduler>
     var shared = Shared()
-    /// The low 32 bits of the id of the updater a delivery has claimed and not finished calling (0: none):
-    /// stored by the delivery under the lock when it claims, cleared without the lock after the call; read
-    /// by a removal, after it took the lock, to tell whether the call of what it removed is under way.
-    /// Atomic (CCoalescingSupport's `cvu_u32_*`). Ids that share their low bits only make a removal
-    /// answer "under way" when no call is: never the other way.
-    var claimedUpdater: UInt32 = 0
     /// What diagnostics call the context (four bytes: an index into the labels' table). Immutable.
     package let label: DiagnosticLabel
 
@@ -352,15 +335,11 @@ extension UpdateStorage {
         }
     }
 
-    /// Removes updater `id`: its token's `remove()` (`RegistrationTarget`), from any thread. Returns
-    /// whether a delivery had claimed it and was still calling it (see `claimedUpdater`).
-    package func removeRegistration(_ id: UInt64) -> Bool {
-        let (removed, underWay) = withShared { shared -> (UpdaterEntry?, Bool) in
-            let removed = shared.updaters.remove(id: id)
-            return (removed, removed != nil && claimedUpdaterID == UInt32(truncatingIfNeeded: id))
-        }
+    /// Removes updater `id`: its token's `remove()` (`RegistrationTarget`), from any thread. A delivery that
+    /// took the entry before (under the same lock) still calls it once; a later one never does.
+    package func removeRegistration(_ id: UInt64) {
+        let removed = withShared { $0.updaters.remove(id: id) }
         _ = removed  // released outside the lock: an updater's captures may run deinit code
-        return underWay
     }
 
     /// Whether updater `id` is still registered (any thread).
@@ -368,19 +347,13 @@ extension UpdateStorage {
         !isCancelled && withShared { $0.updaters.contains(id: id) }
     }
 
+    /// Removes every updater (any thread), with `removeRegistration(_:)`'s rule.
     func removeAllUpdaters() {
-        _ = removeAllUpdatersReportingCallUnderWay()
-    }
-
-    /// Removes every updater; returns whether a delivery was calling one of them.
-    func removeAllUpdatersReportingCallUnderWay() -> Bool {
-        let (removed, underWay) = withShared { shared -> ([UpdaterEntry], Bool) in
-            let removed = shared.updaters.removeAll()
+        let removed = withShared { shared -> [UpdaterEntry] in
             markOwnerDisconnected()
-            return (removed, !removed.isEmpty && claimedUpdaterID != 0)
+            return shared.updaters.removeAll()
         }
-        _ = removed
-        return underWay
+        _ = removed  // released outside the lock
     }
 
     /// The number of requests put in the inbox so far (wrapping): main thread, to compare.
