@@ -17,7 +17,7 @@ import Foundation
 /// ``performTurn(_:)`` → `turnBegan`, the inbox applied, `turnEnded` → ``deliver(_:)`` → each updater.
 /// From another thread: ``post(_:)`` puts it in the inbox and registers for the next turn (one wake-up),
 /// where it is applied and delivered in that same turn.
-package final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient, RegistrationTarget {
+package final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient {
     // Not `Sendable` by declaration (no `ManagedBuffer` may be), but safe to share: the header's `machine`
     // is read and written only on the scheduler's thread — every entry point checks `isOnSchedulerThread`
     // first, or is `performTurn`, which the scheduler calls there — and never across a call out to user
@@ -335,9 +335,9 @@ extension UpdateStorage {
         }
     }
 
-    /// Removes updater `id`: its token's `remove()` (`RegistrationTarget`), from any thread. A delivery that
+    /// Removes updater `id`: its token's `remove()`, from any thread. A delivery that
     /// took the entry before (under the same lock) still calls it once; a later one never does.
-    package func removeRegistration(_ id: UInt64) {
+    func removeRegistration(_ id: UInt64) {
         let removed = withShared { $0.updaters.remove(id: id) }
         _ = removed  // released outside the lock: an updater's captures may run deinit code
     }

@@ -1,42 +1,35 @@
-/// A token for one registration: a notification observation, or an updater.
+/// A token for one notification observation (a context's updaters have their own token,
+/// `ViewUpdatingContext.ViewUpdater`, with the same removal rules).
 ///
 /// ``remove()`` detaches it. Calling it more than once, from any thread, or after the context that
 /// created it is gone, is harmless.
 ///
 /// Removal is final, and exactly this holds:
 ///
-/// - On the thread that runs the handler (the main thread for updaters, the posting thread for
-///   observers), including from inside a handler: once `remove()` has returned, the handler is never
-///   called again — not even later in the post or delivery under way — and what it captured is released.
-/// - From another thread: once `remove()` has returned, no call of the handler begins. A call begins
-///   when the delivering (or posting) thread claims the handler, atomically with respect to the removal,
-///   just before calling it: a call claimed before `remove()` took effect — for updaters at most one —
-///   may still be running, or be about to run its first line, and finishes normally; one not claimed by
-///   then is never made. What the handler captured is released when that call returns (or at once, when
-///   none was under way).
+/// - On the thread that runs the handler (the posting thread), including from inside a handler: once
+///   `remove()` has returned, the handler is never called again — not even later in the post under way —
+///   and what it captured is released.
+/// - From another thread: once `remove()` has returned, no call of the handler begins. A call begins when
+///   the posting thread claims the handler, atomically with respect to the removal, just before calling
+///   it: a call claimed before `remove()` took effect may still be running, or be about to run its first
+///   line, and finishes normally; one not claimed by then is never made. What the handler captured is
+///   released when that call returns (or at once, when none was under way).
 ///
 /// > Important: `remove()` never waits for a handler call under way on another thread. A handler that
 /// > itself waits for the thread that removes it (a semaphore, `DispatchQueue.sync`) therefore cannot
 /// > deadlock with the removal. To be sure that no call is running any more, remove on the thread that
-/// > runs the handler (for updaters, the main thread).
+/// > runs the handler.
 public final class NotificationObserver: Sendable, Hashable {
     private enum State {
         case unattached
         /// The removal.
         case attached(@Sendable () -> Void)
-        case target(any RegistrationTarget, UInt64)
         case removed
     }
 
     // nonisolated(unsafe): read and written only under the object's striped lock (`StripedLocks`), which
-    // saves every token a lock of its own (most contexts hold one token per updater).
+    // saves every token a lock of its own.
     private nonisolated(unsafe) var state: State
-
-    /// Creates a token whose first ``remove()`` calls `target.removeRegistration(id)`: no closure to
-    /// allocate, for registrations made by the thousand.
-    package init(target: any RegistrationTarget, id: UInt64) {
-        state = .target(target, id)
-    }
 
     /// Creates a token whose removal is given later by ``attach(_:)`` (a handler may need its token
     /// before the registration exists).
@@ -44,8 +37,7 @@ public final class NotificationObserver: Sendable, Hashable {
         state = .unattached
     }
 
-    /// Gives the token its removal, which returns whether a call of the handler was under way. If
-    /// ``remove()`` was already called, `onRemove` runs at once.
+    /// Gives the token its removal. If ``remove()`` was already called, `onRemove` runs at once.
     package func attach(_ onRemove: @escaping @Sendable () -> Void) {
         let removeNow = StripedLocks.withLock(for: self) { () -> Bool in
             if case .removed = state { return true }
@@ -72,7 +64,6 @@ public final class NotificationObserver: Sendable, Hashable {
         // Outside the lock: removal may release captures, whose deinit may run any code.
         switch previous {
         case .attached(let action): action()
-        case .target(let target, let id): target.removeRegistration(id)
         case .unattached, .removed: break
         }
     }
@@ -84,11 +75,4 @@ public final class NotificationObserver: Sendable, Hashable {
     public func hash(into hasher: inout Hasher) {
         hasher.combine(ObjectIdentifier(self))
     }
-}
-
-/// What a token removes a registration from, by id. Called from any thread: it synchronises itself (not
-/// `Sendable` by requirement, so that a `ManagedBuffer` subclass can be one).
-package protocol RegistrationTarget: AnyObject {
-    /// Removes registration `id`; called at most once per id, on any thread.
-    func removeRegistration(_ id: UInt64)
 }
