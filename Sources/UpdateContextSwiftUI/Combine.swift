@@ -157,9 +157,9 @@ extension ViewUpdatingContext {
 
     private func subscribe<P: Publisher>(to publisher: P, animated: Bool?) -> UpdateSubscription {
         let link = updateLink
-        let key = link.reserveKey()
+        let key = link.subscriptions.reserveKey()
         let trigger = PublisherTrigger<P.Output, P.Failure>(link: link, key: key, animated: animated)
-        link.register(trigger, key: key)
+        link.subscriptions.register(trigger, key: key)
         publisher.subscribe(trigger)
         return UpdateSubscription(runner: trigger, link: link)
     }
@@ -213,7 +213,7 @@ private final class PublisherTrigger<Input, Failure: Error>: Subscriber, LinkedR
             defer { state.reported = true }
             return !state.reported
         }
-        if report { link.finished(key) }
+        if report { link.subscriptions.finished(key) }
     }
 
     func cancel() {
@@ -226,7 +226,7 @@ private final class PublisherTrigger<Input, Failure: Error>: Subscriber, LinkedR
             return (state.subscription, !state.reported)
         }
         subscription?.cancel()
-        if report { link.finished(key) }
+        if report { link.subscriptions.finished(key) }
     }
 
     var isCancelled: Bool { state.withLock { $0.isCancelled } }

@@ -115,9 +115,10 @@ extension ViewUpdatingContext {
         to sequence: S, request: @escaping @Sendable (UpdateLink) -> Void
     ) -> UpdateSubscription {
         let link = storage.link
-        let key = link.reserveKey()
+        let subscriptions = link.subscriptions
+        let key = subscriptions.reserveKey()
         let task = Task.detached {
-            defer { link.finished(key) }
+            defer { link.subscriptions.finished(key) }
             do {
                 for try await _ in sequence {
                     if Task.isCancelled || link.isCut { return }
@@ -127,7 +128,7 @@ extension ViewUpdatingContext {
                 // A sequence that throws ends the subscription, like one that finishes.
             }
         }
-        link.register(task, key: key)
+        subscriptions.register(task, key: key)
         return UpdateSubscription(runner: task, link: link)
     }
 
@@ -138,6 +139,6 @@ extension ViewUpdatingContext {
     /// when its sequence finishes or throws, and with the context, which counts none once it is gone. Any
     /// thread: a snapshot (a sequence's task may end right after).
     public var runningSubscriptions: Int {
-        storage.runningSubscriptions
+        storage.linkIfMade?.face(Subscriptions.self)?.count ?? 0
     }
 }

@@ -147,7 +147,7 @@ extension ViewUpdatingContext {
     /// nothing, and lasts (counted by `runningSubscriptions`) as long as the context or until cancelled.
     func coveredRefresh(link: UpdateLink) -> UpdateSubscription {
         let runner = CoveredRefresh(link: link)
-        link.register(runner, key: runner.key)
+        link.subscriptions.register(runner, key: runner.key)
         return UpdateSubscription(runner: runner, link: link, cancelsOnRelease: false)
     }
 }
@@ -161,7 +161,7 @@ final class CoveredRefresh: LinkedRunner, Sendable {
 
     init(link: UpdateLink) {
         self.link = link
-        key = link.reserveKey()
+        key = link.subscriptions.reserveKey()
     }
 
     var isCancelled: Bool { cancelled.withLock { $0 } }
@@ -171,7 +171,7 @@ final class CoveredRefresh: LinkedRunner, Sendable {
             defer { cancelled = true }
             return !cancelled
         }
-        if first { link.finished(key) }
+        if first { link.subscriptions.finished(key) }
     }
 }
 
@@ -193,7 +193,7 @@ final class MessageTrigger: LinkedRunner, Sendable {
     private init(center: NotificationCenter, link: UpdateLink) {
         self.center = center
         self.link = link
-        key = link.reserveKey()
+        key = link.subscriptions.reserveKey()
     }
 
     /// Observes with `observe` (given the trigger, whose cancellation the observer checks) and registers
@@ -210,7 +210,7 @@ final class MessageTrigger: LinkedRunner, Sendable {
             return false
         }
         if removeNow { center.removeObserver(token) }
-        link.register(trigger, key: trigger.key)
+        link.subscriptions.register(trigger, key: trigger.key)
         return UpdateSubscription(runner: trigger, link: link, cancelsOnRelease: cancelsOnRelease)
     }
 
@@ -226,7 +226,7 @@ final class MessageTrigger: LinkedRunner, Sendable {
         guard first else { return }
         // Outside the lock: removal releases the observer block (and what it captured).
         if let token { center.removeObserver(token) }
-        link.finished(key)
+        link.subscriptions.finished(key)
     }
 }
 #endif

@@ -1,21 +1,17 @@
 import CoalescingRuntime
 
-/// What outside callbacks hold instead of a core: Observation's `onChange` closures, the tasks that
-/// follow async sequences, Combine subscriptions, and the context's observable faces.
+/// What outside callbacks hold instead of a core: Observation's `onChange` closures, the layers'
+/// subscriptions (async sequences, messages, Combine), and the context's faces.
 ///
 /// Those callbacks can outlive the context (an `onChange` waits for a change that may never come). A
-/// link is cut when the context goes: it then requests nothing and keeps nothing alive, and the tasks
-/// it tracks are cancelled. A weak reference would do the first half, but would give the core a side
-/// table and slow every retain of it.
+/// link is cut when the context goes: it then requests nothing and keeps nothing alive, and it lets go of
+/// its faces (a layer's face cancels what it runs when it goes). A weak reference would do the first half,
+/// but would give the core a side table and slow every retain of it.
 package final class UpdateLink: Sendable {
     private struct State {
         var core: UpdateStorage?
-        var tasks: [UInt64: any LinkedRunner] = [:]
-        /// The observable faces (one per type), kept while the context lives.
+        /// The faces (one per type), kept while the context lives.
         var faces: [ObjectIdentifier: any AnyObject & Sendable] = [:]
-        var nextTask: UInt64 = 0
-        /// Tasks that finished before ``register(_:key:)`` saw them.
-        var finished: Set<UInt64> = []
         /// While recording: the first request the context's next delivery absorbs (its site and thread).
         var recordedSite: UpdateDiagnostics.Report.CallSite?
     }
@@ -72,36 +68,6 @@ package final class UpdateLink: Sendable {
         state.withLock { $0.core }?.isUpdatePending ?? false
     }
 
-    /// A key for a task about to start; pass it to ``register(_:key:)`` and ``finished(_:)``.
-    package func reserveKey() -> UInt64 {
-        state.withLock { state in
-            state.nextTask += 1
-            return state.nextTask
-        }
-    }
-
-    /// Registers a task to cancel when the link is cut; cancels it at once if the link already is, or
-    /// forgets it if it has already finished.
-    package func register(_ task: any LinkedRunner, key: UInt64) {
-        let cancelNow = state.withLock { state -> Bool in
-            if state.core == nil { return true }
-            if state.finished.remove(key) != nil { return false }
-            state.tasks[key] = task
-            return false
-        }
-        if cancelNow { task.cancel() }
-    }
-
-    package func finished(_ key: UInt64) {
-        state.withLock { state in
-            if state.tasks.removeValue(forKey: key) == nil {
-                state.finished.insert(key)  // finished before it was registered
-            }
-        }
-    }
-
-    var runningTasks: Int { state.withLock { $0.tasks.count } }
-
     /// While recording: notes `site` as the first request of the context's next delivery, unless one is noted
     /// already or the link is cut (the context is gone). Returns whether it noted it. Any thread.
     func noteFirstRequest(_ site: RequestSite) -> Bool {
@@ -133,7 +99,7 @@ package final class UpdateLink: Sendable {
 
     /// Keeps `face` unless a face of its type is already kept (then returns that one, and `face` is
     /// released by the caller, outside the lock). A cut link keeps nothing.
-    func adopt<Face: AnyObject & Sendable>(_ face: Face) -> Face {
+    package func adopt<Face: AnyObject & Sendable>(_ face: Face) -> Face {
         let kept = state.withLock { state -> (any AnyObject & Sendable)? in
             if state.core == nil { return nil }
             if let kept = state.faces[ObjectIdentifier(Face.self)] { return kept }
@@ -143,26 +109,14 @@ package final class UpdateLink: Sendable {
         return kept as? Face ?? face
     }
 
-    /// The context is gone: request nothing more, cancel every task, let the faces go.
+    /// The context is gone: request nothing more, let the faces go.
     func cut() {
-        let (tasks, faces) = state.withLock { state -> ([any LinkedRunner], [any AnyObject & Sendable]) in
+        let faces = state.withLock { state -> [any AnyObject & Sendable] in
             state.core = nil
             state.recordedSite = nil
-            defer {
-                state.tasks.removeAll()
-                state.faces.removeAll()
-            }
-            return (Array(state.tasks.values), Array(state.faces.values))
+            defer { state.faces.removeAll() }
+            return Array(state.faces.values)
         }
-        for task in tasks { task.cancel() }
-        _ = faces  // released here, outside the lock: a face's deinit removes its updater
+        _ = faces  // released here, outside the lock: a face's deinit may remove an updater or cancel a task
     }
 }
-
-/// What a link cancels when the context goes: a task following an async sequence, a Combine subscriber.
-package protocol LinkedRunner: Sendable {
-    func cancel()
-    var isCancelled: Bool { get }
-}
-
-extension Task: LinkedRunner where Success == Void, Failure == Never {}

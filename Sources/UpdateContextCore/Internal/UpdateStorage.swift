@@ -365,9 +365,9 @@ extension UpdateStorage {
         withShared { $0.updaters.count }
     }
 
-    /// How many sequence subscriptions run (without creating a link for the question).
-    package var runningSubscriptions: Int {
-        withShared { $0.link }?.runningTasks ?? 0
+    /// The link, if one was made (any thread): for questions that should not make one.
+    package var linkIfMade: UpdateLink? {
+        withShared { $0.link }
     }
 
     /// The link that outside callbacks hold (created on first use).
