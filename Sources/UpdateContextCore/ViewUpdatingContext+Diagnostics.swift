@@ -103,7 +103,9 @@ extension UpdateStorage {
         var line = "scheduler \(type(of: scheduler)) \"\(scheduler.label)\": "
         if let seconds = scheduler.secondsSinceLastTurn {
             line += String(format: "last turned %.3f s ago", seconds)
-            if scheduler.isTurnOverdue { line += " and a turn is overdue. " + scheduler.stallAdvice }
+            if scheduler.isTurnOverdue {
+                line += "; a turn asked for more than a second ago has not begun. " + scheduler.stallAdvice
+            }
         } else if !scheduler.hasRequestedTurn {
             // Nothing asked it to turn yet (a context that has delivered at once, or is suspended): no advice.
             line += "it has not turned yet, and no turn is asked for"

@@ -27,6 +27,7 @@ final class DispatchMainChildTests: XCTestCase {
         }
         switch name {
         case "coalesced message": Self.coalescedMessage()
+        case "scope on another main-queue thread": Self.scopeOnAnotherMainQueueThread()
         case "random": Self.random(seed: UInt64(ProcessInfo.processInfo.environment["CVU_SEED"] ?? "") ?? 1)
         default: print("no case \(name)")
         }
@@ -72,6 +73,38 @@ final class DispatchMainChildTests: XCTestCase {
     }
 
     // MARK: The cases (in the child)
+
+    /// `withUpdateTransaction`'s flush reaches "the contexts whose scheduler turns on the calling thread", and
+    /// `.dispatchMain` turns in every block the main queue runs: a scope in a main-queue block that runs on
+    /// another thread than the one that made and asked the context (a `DispatchQueue.main.sync` waiter's)
+    /// flushes the pending plain change first, unanimated.
+    func testAScopeOnAnotherMainQueueThreadFlushesADispatchMainContext() throws {
+        let (status, output) = try runChild("scope on another main-queue thread")
+        XCTAssertEqual(status, 0, output.suffix(800).description)
+        XCTAssertTrue(output.contains("delivered [false, true]"), output.suffix(800).description)
+    }
+
+    private static func scopeOnAnotherMainQueueThread() {
+        let flags = SharedLog()
+        nonisolated(unsafe) var context: ViewUpdatingContext?
+        let waiterQueued = DispatchSemaphore(value: 0)
+        DispatchQueue.main.async {
+            context = ViewUpdatingContext(label: "main queue", scheduler: .dispatchMain, refreshEvents: [])
+            context?.onUpdate { flags.append($0 ? "true" : "false") }
+            Thread {
+                waiterQueued.signal()
+                // Runs on this thread, as a main-queue block, ahead of the scheduler's turn.
+                DispatchQueue.main.sync { withUpdateAnimation { context?.setNeedsUpdate() } }
+            }.start()
+            waiterQueued.wait()
+            Thread.sleep(forTimeInterval: 0.2)  // the waiter is queued on the main queue now
+            context?.setNeedsUpdate()  // the plain change, listed from this block
+        }
+        DispatchQueue.main.asyncAfter(deadline: .now() + 1) {
+            print("delivered [\(flags.entries.joined(separator: ", "))]")
+            exit(0)
+        }
+    }
 
     private static func coalescedMessage() {
         let queue = NotificationCoalescingContext(scheduler: .dispatchMain)

@@ -239,6 +239,35 @@ final class TrackedChangeTests: XCTestCase {
         XCTAssertEqual(flags.entries, ["|", "n", "|", "a"], "flushed on its own thread, at the scope's entry there")
     }
 
+    /// A scheduler joins the thread's list wherever it lists a request there, also when another thread asked
+    /// for the batch's turn first: a context made on another thread, asked there and then on this thread, is
+    /// flushed by a scope on this thread.
+    func testTheFlushReachesAContextListedHereAfterAnotherThreadAskedForTheTurn() {
+        let scheduler = ManualScheduler()
+        nonisolated(unsafe) var made: ViewUpdatingContext?
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            made = ViewUpdatingContext(label: "made elsewhere", scheduler: scheduler, refreshEvents: [])
+            done.signal()
+        }
+        done.wait()
+        let context = made!
+        let flags = SharedLog()
+        context.onUpdate { flags.append($0 ? "a" : "n") }
+        let asked = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            context.setNeedsUpdate()  // the batch's turn is asked from there
+            asked.signal()
+        }
+        asked.wait()
+        context.setNeedsUpdate(animated: false)  // applied and listed on this thread
+        flags.append("|")
+        withUpdateAnimation {}
+        flags.append("|")
+        scheduler.turn()
+        XCTAssertEqual(flags.entries, ["|", "n", "|"], "listed here: flushed at the scope's entry")
+    }
+
     /// A context made on its scheduler's thread is flushed by a scope there even when its only request came
     /// from another thread and the scheduler never turned: the scheduler joined the thread's list when the
     /// context was made (the flush finds schedulers through the thread's own list, not a process-wide one).

@@ -83,13 +83,10 @@ static inline void cvu_word_store_relaxed(uint64_t *word, uint64_t value) {
 // thread-pointer access after the first call on a thread), so that a request's "am I on the scheduler's
 // thread" costs a load and a compare. `tracked_run`: the tracked updater whose delivery is under way on the
 // thread (Observation merges every tracking begun inside it into its own, so a tracked updater delivered
-// there tracks nothing of its own), or null; set and read on the thread only. `schedulers`: the schedulers
-// that turn on this thread (a retained Swift object, created on first use and kept for the thread's life),
-// what an animating scope that begins here flushes; set and read on the thread only.
+// there tracks nothing of its own), or null; set and read on the thread only.
 typedef struct {
     uint64_t identity;
     const void *tracked_run;
-    void *schedulers;
 } cvu_thread_record_t;
 
 #if defined(__APPLE__)
@@ -199,14 +196,6 @@ static inline void cvu_diagnostics_set_recording(bool value) {
 uint64_t cvu_monotonic_now_ns(void);
 
 /// The tracked updater whose delivery is under way on this thread (see `cvu_thread_record_t`), or null.
-static inline void *cvu_thread_schedulers(void) {
-    return cvu_tls_thread.schedulers;
-}
-
-static inline void cvu_set_thread_schedulers(void *schedulers) {
-    cvu_tls_thread.schedulers = schedulers;
-}
-
 static inline const void *cvu_tracked_run(void) {
     return cvu_tls_thread.tracked_run;
 }

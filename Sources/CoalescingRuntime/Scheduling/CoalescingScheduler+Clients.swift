@@ -23,19 +23,23 @@ extension CoalescingScheduler {
     @inlinable @inline(__always)
     package final func scheduleOnOwnerThread(_ client: some TurnClient) {
         ownerWaiting.append(PendingClient(client))
+        joinCurrentThread()
         // The plain load keeps a burst of requests to one shared write (and the call below off the path).
         if cvu_word_load_relaxed(turnWord) & 1 != 0 { return }
-        joinCurrentThread()
         askForTurn()
     }
 
-    /// Joins the calling thread's list of schedulers (``ThreadSchedulers``), once per thread: call it on the
-    /// scheduler's own thread only (where it lists work, turns, or gets its first view context).
-    @usableFromInline
+    /// Joins the calling thread's list of schedulers (``ThreadSchedulers``): call it on the scheduler's own
+    /// thread only (where it lists work, turns, or gets a view context). A load and a compare when this thread
+    /// was the last it joined.
+    @inlinable @inline(__always)
     package final func joinCurrentThread() {
-        let thread = cvu_thread_identity()
-        if cvu_word_load_relaxed(turnWord + Word.joinedThread) == thread { return }
-        cvu_word_store_relaxed(turnWord + Word.joinedThread, thread)
+        if cvu_word_load_relaxed(turnWord + Word.joinedThread) != cvu_thread_identity() { joinCurrentThreadSlowly() }
+    }
+
+    @usableFromInline
+    package final func joinCurrentThreadSlowly() {
+        cvu_word_store_relaxed(turnWord + Word.joinedThread, cvu_thread_identity())
         ThreadSchedulers.current.add(self)
     }
 

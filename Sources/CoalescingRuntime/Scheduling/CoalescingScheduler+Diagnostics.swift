@@ -54,6 +54,9 @@ extension CoalescingScheduler: CustomDebugStringConvertible {
 
     /// What to do when this scheduler does not turn.
     package var stallAdvice: String {
+        if self is ManualScheduler {
+            return "A manual scheduler turns only when its test calls turn() or runUntilIdle()."
+        }
         if isMainThreadScheduler && !(self is DispatchMainScheduler) {
             return "Is the main thread blocked, or running no run loop (an async main, Swift Testing on "
                 + "Linux, dispatchMain())? Use the .dispatchMain scheduler there."
@@ -93,7 +96,7 @@ extension CoalescingScheduler: CustomDebugStringConvertible {
         } else {
             text += "; it has not turned yet"
         }
-        if isTurnOverdue { text += "; the turn asked for is more than a second overdue. " + stallAdvice }
+        if isTurnOverdue { text += "; a turn asked for more than a second ago has not begun. " + stallAdvice }
         let lines = waitingClients().map { label, modes in
             guard let modes else { return "waiting: \(label)" }
             return "parked until a turn in \(modes.map(\.rawValue).joined(separator: " or ")): \(label)"

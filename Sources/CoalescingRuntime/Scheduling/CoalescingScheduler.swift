@@ -101,7 +101,7 @@ open class CoalescingScheduler: @unchecked Sendable {
         /// that a description tells an overdue turn from a scheduler that was merely idle before.
         static let asked = 3
         /// The identity of the last thread whose list of schedulers (``ThreadSchedulers``) this one joined.
-        static let joinedThread = 4
+        @inlinable static var joinedThread: Int { 4 }
         /// Nonzero while the scheduler's turns are signposted (Instruments records): requests count themselves
         /// for the signposts' absorbed counts (recording counts them too). Written by its turns.
         @inlinable static var counting: Int { 5 }

@@ -66,8 +66,8 @@ public final class ManualScheduler: CoalescingScheduler, @unchecked Sendable {
     }
 
     /// Moves forward the clock that diagnostics read for this scheduler's turns and deliveries — how long an
-    /// updater or a turn took (the slow-updater report), how long a turn has been asked for (the stalled
-    /// scheduler report) — which otherwise stands still: a test says what an updater took instead of sleeping,
+    /// updater or a turn took (the slow-updater report), how long a turn has been asked for (the overdue turn
+    /// that `debugDescription` names) — which otherwise stands still: a test says what an updater took instead of sleeping,
     /// and a loaded machine never makes a report of its own. Like swift-clocks' `TestClock.advance(by:)`.
     ///
     /// ```swift

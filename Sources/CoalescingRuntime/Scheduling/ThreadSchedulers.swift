@@ -1,30 +1,34 @@
-import CCoalescingSupport
+import Foundation
 
-/// The schedulers that turn on one thread: each joins the list of its thread where it lists work there,
-/// turns there, or gets a view context created there (``CoalescingScheduler/joinCurrentThread()``). An
-/// animating scope that begins on the thread flushes what waits on them (`UpdateContextCore`'s
-/// `AnimatedScopeFlush`).
+/// The schedulers that turn on one thread: each joins the list of a thread where it lists work, turns, or
+/// gets a view context created (``CoalescingScheduler/joinCurrentThread()``). An animating scope that
+/// begins on the thread flushes what waits on them (`UpdateContextCore`'s `AnimatedScopeFlush`), besides
+/// `.dispatchMain`, whose turns run on whichever thread runs the main queue's blocks (no one thread's list
+/// can hold it).
 ///
-/// It hangs off the thread's record (the package's one thread-local) and is touched only by its thread: no
-/// lock, nothing process-wide. Created on a thread's first use and kept for the thread's life (one small
-/// object per thread that ever turned a scheduler); it holds the schedulers weakly.
+/// It lives in the thread's `threadDictionary` (as the thread's run-loop scheduler does), goes with the
+/// thread, and is touched only by its thread: no lock, nothing process-wide. It holds the schedulers weakly.
 package final class ThreadSchedulers {
     private struct Entry {
         weak var scheduler: CoalescingScheduler?
     }
 
+    private static let key = "CoalescingRuntime.ThreadSchedulers"
     private var entries: [Entry] = []
 
     private init() {}
 
-    /// The calling thread's list.
-    package static var current: ThreadSchedulers {
-        if let existing = cvu_thread_schedulers() {
-            return Unmanaged<ThreadSchedulers>.fromOpaque(existing).takeUnretainedValue()
-        }
-        let created = ThreadSchedulers()
-        cvu_set_thread_schedulers(Unmanaged.passRetained(created).toOpaque())
-        return created
+    /// The calling thread's list, made on first use.
+    static var current: ThreadSchedulers {
+        if let existing = currentIfMade { return existing }
+        let made = ThreadSchedulers()
+        Thread.current.threadDictionary[key] = made
+        return made
+    }
+
+    /// The calling thread's list, if a scheduler joined it.
+    static var currentIfMade: ThreadSchedulers? {
+        Thread.current.threadDictionary[key] as? ThreadSchedulers
     }
 
     func add(_ scheduler: CoalescingScheduler) {
@@ -33,8 +37,12 @@ package final class ThreadSchedulers {
         entries.append(Entry(scheduler: scheduler))
     }
 
-    /// The schedulers of this thread that are still alive.
-    package var schedulers: [CoalescingScheduler] {
-        entries.compactMap(\.scheduler)
+    /// The schedulers whose turns the calling thread runs now: those of its list that are alive and current,
+    /// and `.dispatchMain` when the thread runs a main-queue block.
+    package static var schedulersOfCurrentThread: [CoalescingScheduler] {
+        var found = currentIfMade?.entries.compactMap { $0.scheduler.flatMap { $0.isCurrent ? $0 : nil } } ?? []
+        let dispatchMain = CoalescingScheduler.dispatchMain
+        if dispatchMain.isCurrent && !found.contains(where: { $0 === dispatchMain }) { found.append(dispatchMain) }
+        return found
     }
 }

@@ -12,8 +12,9 @@ import CoalescingRuntime
 /// Not while the thread's run loop runs a private mode (a mode of the app's own): view updates never run there;
 /// they wait for a common pass, and so does what the scope changes.
 ///
-/// The schedulers are the calling thread's (``ThreadSchedulers``, no process-wide registry); their own lists
-/// say which contexts wait for a turn. Nothing pending costs a look at each of the thread's schedulers.
+/// The schedulers are the calling thread's (``ThreadSchedulers``, no process-wide registry, and `.dispatchMain`
+/// in a main-queue block); their own lists say which contexts wait for a turn. Nothing pending costs a look
+/// at each of the thread's schedulers.
 enum AnimatedScopeFlush {
     /// A view context is created on `scheduler` (any thread): on the scheduler's own thread, it joins that
     /// thread's list at once, so that a scope there flushes what other threads request before its first turn.
@@ -23,8 +24,8 @@ enum AnimatedScopeFlush {
 
     /// Delivers what is pending on the calling thread's schedulers (called as an animating scope begins).
     static func flushPendingUpdates() {
-        let due = ThreadSchedulers.current.schedulers.filter {
-            $0.isCurrent && $0.mayHaveWaitingClients && !$0.isInPrivateMode
+        let due = ThreadSchedulers.schedulersOfCurrentThread.filter {
+            $0.mayHaveWaitingClients && !$0.isInPrivateMode
         }
         guard !due.isEmpty else { return }
         // Each context once (a list may hold one several times: asked from this thread and from others), from

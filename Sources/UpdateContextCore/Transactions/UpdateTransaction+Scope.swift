@@ -88,8 +88,9 @@ final class TransactionScope: Sendable {
 /// the thread's run loop runs a private mode: view updates never run there, and a tracked change after a plain
 /// one is then shown by the next common pass, unanimated, its completion told it requested nothing. The
 /// flush finds a scheduler through the calling thread's own list, which it joins when it turns, lists a
-/// request, or gets a context made on this thread: a context made on another thread, whose scheduler has
-/// done none of these here yet, keeps what is pending for its turn.)
+/// request, or gets a context made on this thread, and finds `.dispatchMain` in any main-queue block: a
+/// context made on another thread, whose scheduler has done none of these here yet, keeps what is pending
+/// for its turn, and so does one of a custom scheduler whose turns move between threads.)
 ///
 /// Any thread. Entered on another thread than a context's, it flushes nothing of that context: the requests
 /// made in `body` wait in the context's inbox with the transaction, and the completions still run on the
