@@ -70,9 +70,6 @@ package struct DiagnosticLabel: Hashable, Sendable {
         _ = Self.table.withLock { $0.given.removeValue(forKey: index) }
     }
 
-    /// How many given labels are held (tests: each goes with its owner).
-    package static var givenCount: Int { table.withLock { $0.given.count } }
-
     /// The label: the given string, or `MyModule/File.swift:12`.
     package var string: String {
         let entry = Self.table.withLock { table -> (given: String?, site: (file: StaticString, line: UInt)?) in
