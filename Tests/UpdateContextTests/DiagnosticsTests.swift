@@ -72,7 +72,8 @@ final class DiagnosticsTests: XCTestCase {
         round()
         let before = malloc_stats_bytes_in_use()
         for _ in 0..<3 { round() }
-        XCTAssertLessThan(malloc_stats_bytes_in_use() - before, count * 8, "a given label's entry goes with its context")
+        XCTAssertLessThan(
+            malloc_stats_bytes_in_use() - before, count * 8, "a given label's entry goes with its context")
     }
 
     // MARK: The update loop
