@@ -170,13 +170,15 @@ final class DiagnosticsSitesTests: XCTestCase {
         let report = recorder.reports(label: "toggled", kind: .delivery).last
         XCTAssertEqual(report?.callSite?.line, line, "the request of this delivery, not the old one")
 
+        let kept = ViewUpdatingContext(label: "kept", scheduler: scheduler, refreshEvents: [])
+        kept.setNeedsUpdate()
+        XCTAssertNotNil(kept.updateLink.takeRecordedSite(), "noted while recording")
         var released: ViewUpdatingContext? = ViewUpdatingContext(
             label: "released", scheduler: scheduler, refreshEvents: [])
         let link = released!.updateLink
         released?.setNeedsUpdate()
-        XCTAssertTrue(link.hasRecordedSite)
         released = nil
-        XCTAssertFalse(link.hasRecordedSite, "forgotten with the context")
+        XCTAssertNil(link.takeRecordedSite(), "forgotten with the context")
         scheduler.turn()
     }
 }

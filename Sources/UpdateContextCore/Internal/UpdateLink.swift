@@ -89,9 +89,6 @@ package final class UpdateLink: Sendable {
         }
     }
 
-    /// Whether a first request is noted (tests: nothing is kept for a context that went).
-    var hasRecordedSite: Bool { state.withLock { $0.recordedSite != nil } }
-
     /// The face of type `Face`, if one was adopted.
     package func face<Face: AnyObject & Sendable>(_ type: Face.Type) -> Face? {
         state.withLock { $0.faces[ObjectIdentifier(type)] } as? Face
