@@ -213,7 +213,7 @@ private final class PublisherTrigger<Input, Failure: Error>: Subscriber, LinkedR
             defer { state.reported = true }
             return !state.reported
         }
-        if report { link.subscriptions.finished(key) }
+        if report { link.subscriptionFinished(key) }
     }
 
     func cancel() {
@@ -226,7 +226,7 @@ private final class PublisherTrigger<Input, Failure: Error>: Subscriber, LinkedR
             return (state.subscription, !state.reported)
         }
         subscription?.cancel()
-        if report { link.subscriptions.finished(key) }
+        if report { link.subscriptionFinished(key) }
     }
 
     var isCancelled: Bool { state.withLock { $0.isCancelled } }

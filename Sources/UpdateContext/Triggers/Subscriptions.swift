@@ -58,4 +58,10 @@ extension UpdateLink {
     package var subscriptions: Subscriptions {
         face(Subscriptions.self) ?? adopt(Subscriptions())
     }
+
+    /// The runner of `key` has ended (any thread): recorded in the context's set, or nowhere once the context
+    /// is gone (no set is made for it).
+    package func subscriptionFinished(_ key: UInt64) {
+        face(Subscriptions.self)?.finished(key)
+    }
 }

@@ -118,7 +118,7 @@ extension ViewUpdatingContext {
         let subscriptions = link.subscriptions
         let key = subscriptions.reserveKey()
         let task = Task.detached {
-            defer { link.subscriptions.finished(key) }
+            defer { link.subscriptionFinished(key) }
             do {
                 for try await _ in sequence {
                     if Task.isCancelled || link.isCut { return }

@@ -171,7 +171,7 @@ final class CoveredRefresh: LinkedRunner, Sendable {
             defer { cancelled = true }
             return !cancelled
         }
-        if first { link.subscriptions.finished(key) }
+        if first { link.subscriptionFinished(key) }
     }
 }
 
@@ -226,7 +226,7 @@ final class MessageTrigger: LinkedRunner, Sendable {
         guard first else { return }
         // Outside the lock: removal releases the observer block (and what it captured).
         if let token { center.removeObserver(token) }
-        link.subscriptions.finished(key)
+        link.subscriptionFinished(key)
     }
 }
 #endif
