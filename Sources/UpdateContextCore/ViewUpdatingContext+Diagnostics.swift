@@ -47,20 +47,20 @@ extension UpdateStorage {
         if onMain {
             let machine = machinePointer.pointee
             if isUpdatePending {
-                let flag = machine.rules.pendingFlag.map { $0 ? "animated" : "not animated" } ?? "default flag"
+                let flag = machine.pending.flag.map { $0 ? "animated" : "not animated" } ?? "default flag"
                 lines.append(
-                    "update pending (\(flag)\(machine.rules.isForced ? ", forced" : "")"
+                    "update pending (\(flag)\(machine.pending.isForced ? ", forced" : "")"
                         + "\(inboxHasRequests ? ", with requests from other threads not yet applied" : ""))")
             } else {
                 lines.append("no update pending")
             }
-            if machine.rules.isSuspended {
+            if machine.isSuspended {
                 lines.append(
-                    "suspended (\(machine.rules.suspensions) suspend() call\(machine.rules.suspensions == 1 ? "" : "s") "
+                    "suspended (\(machine.suspensions) suspend() call\(machine.suspensions == 1 ? "" : "s") "
                         + "without resume()): nothing is delivered until the last resume()")
             }
             if machine.isDelivering { lines.append("delivering now (its updaters are running)") }
-            if machine.rules.isScheduled && machine.parkedTurn > machine.lastTurn {
+            if machine.pending.isScheduled && machine.parkedTurn > machine.lastTurn {
                 let mode = withScheduler { $0.currentMode?.rawValue } ?? "a private mode"
                 lines.append(
                     "parked: its work waits for a pass in a common run-loop mode; the last turn was in a "

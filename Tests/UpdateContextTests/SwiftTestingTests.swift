@@ -14,24 +14,27 @@ import UpdateContextSwiftUI
 /// `ManualScheduler`, which stands in for the main thread on whatever thread creates it.
 @Suite("Precedence rules and manual scheduling under Swift Testing")
 struct SwiftTestingTests {
-    @Test("The rules value follows the contract's table", arguments: PrecedenceTable.contract)
+    @Test("The state machine follows the contract's table", arguments: PrecedenceTable.contract)
     func rules(_ row: PrecedenceRow) {
         let timeline = (row.timeline, row.defaultAnimated, row.expectedDeliveries)
-        var rules = UpdateRules()
+        var machine = UpdateStateMachine()
         var delivered = ""
-        func record(_ value: Bool?) { if let value { delivered += value ? "a" : "n" } }
+        func record(_ action: UpdateStateMachine.Action) {
+            if case .deliverNow(let delivery, _) = action { record(delivery) }
+        }
+        func record(_ delivery: Delivery?) { if let delivery { delivered += delivery.animated ? "a" : "n" } }
         for token in timeline.0.split(separator: " ") {
             switch token {
-            case "N": record(rules.request(nil).deliverNow)
-            case "F": record(rules.request(false).deliverNow)
-            case "T": record(rules.request(true).deliverNow)
-            case "U": record(rules.update(nil, defaultAnimated: timeline.1))
-            case "U(T)": record(rules.update(true, defaultAnimated: timeline.1))
-            default: record(rules.endOfCycle(defaultAnimated: timeline.1))
+            case "N": record(machine.setNeedsUpdate(nil))
+            case "F": record(machine.setNeedsUpdate(false))
+            case "T": record(machine.setNeedsUpdate(true))
+            case "U": record(machine.update(nil, defaultAnimated: timeline.1))
+            case "U(T)": record(machine.update(true, defaultAnimated: timeline.1))
+            default: record(machine.updateIfNeeded(defaultAnimated: timeline.1))
             }
         }
         #expect(delivered == timeline.2, "\(timeline.0)")
-        #expect(!rules.isScheduled)
+        #expect(!machine.pending.isScheduled)
     }
 
     @Test("Every contract timeline, through a context on a manual scheduler", arguments: PrecedenceTable.contract)

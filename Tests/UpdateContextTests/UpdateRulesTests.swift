@@ -11,40 +11,63 @@ import XCTest
 /// The precedence rules: the pure value directly, then every timeline of CONTRACT.md through a real
 /// context, then a model-based comparison with an independent reference.
 final class UpdateRulesTests: XCTestCase {
-    // MARK: the value type
+    // MARK: the state machine's rules, as a pure value
 
     func testRequestsOnThePureValue() {
-        var rules = UpdateRules()
-        XCTAssertEqual(rules.request(nil), .init(deliverNow: nil, needsTurn: true))
-        XCTAssertTrue(rules.isNoOp(nil))
-        XCTAssertEqual(rules.request(false), .init(deliverNow: nil, needsTurn: false))
-        XCTAssertEqual(rules.pendingFlag, false)
-        XCTAssertFalse(rules.isNoOp(true))
-        XCTAssertEqual(rules.request(true), .init(deliverNow: false, needsTurn: false), "F then T flushes early")
-        XCTAssertEqual(rules.pendingFlag, true)
-        XCTAssertEqual(rules.endOfCycle(defaultAnimated: false), true)
-        XCTAssertNil(rules.pendingFlag)
-        XCTAssertFalse(rules.isScheduled)
-        XCTAssertNil(rules.endOfCycle(defaultAnimated: false), "nothing scheduled")
+        var machine = UpdateStateMachine()
+        XCTAssertEqual(machine.setNeedsUpdate(nil), .askForTurn)
+        XCTAssertTrue(machine.isNoOp(nil))
+        XCTAssertEqual(machine.setNeedsUpdate(false), .none)
+        XCTAssertEqual(machine.pending.flag, false)
+        XCTAssertFalse(machine.isNoOp(true))
+        XCTAssertEqual(
+            machine.setNeedsUpdate(true),
+            .deliverNow(Delivery(animated: false, isForced: false, isEarlyFlush: true), askForTurn: false),
+            "F then T flushes early")
+        XCTAssertEqual(machine.pending.flag, true)
+        XCTAssertEqual(machine.updateIfNeeded(defaultAnimated: false), Delivery(animated: true, isForced: false))
+        XCTAssertNil(machine.pending.flag)
+        XCTAssertFalse(machine.pending.isScheduled)
+        XCTAssertNil(machine.updateIfNeeded(defaultAnimated: false), "nothing scheduled")
     }
 
     func testUpdateCancelsTheScheduledDelivery() {
-        var rules = UpdateRules()
-        _ = rules.request(true)
-        XCTAssertEqual(rules.update(nil, defaultAnimated: false), true)
-        XCTAssertFalse(rules.isScheduled)
-        XCTAssertEqual(rules.update(false, defaultAnimated: true), false)
-        XCTAssertEqual(rules.update(nil, defaultAnimated: true), true)
+        var machine = UpdateStateMachine()
+        _ = machine.setNeedsUpdate(true)
+        XCTAssertEqual(
+            machine.update(nil, defaultAnimated: false),
+            .deliverNow(Delivery(animated: true, isForced: true), askForTurn: false))
+        XCTAssertFalse(machine.pending.isScheduled)
+        XCTAssertEqual(
+            machine.update(false, defaultAnimated: true),
+            .deliverNow(Delivery(animated: false, isForced: true), askForTurn: false))
+        XCTAssertEqual(
+            machine.update(nil, defaultAnimated: true),
+            .deliverNow(Delivery(animated: true, isForced: true), askForTurn: false))
     }
 
     func testSuspensionKeepsRequestsForResume() {
-        var rules = UpdateRules()
-        rules.suspend()
-        XCTAssertEqual(rules.request(false), .init(deliverNow: nil, needsTurn: false))
-        XCTAssertEqual(rules.request(true), .init(deliverNow: nil, needsTurn: false), "no flush while suspended")
-        XCTAssertNil(rules.endOfCycle(defaultAnimated: true))
-        XCTAssertEqual(rules.resume(defaultAnimated: true), false, "the non-animated change must not animate")
-        XCTAssertNil(rules.endOfCycle(defaultAnimated: true))
+        var machine = UpdateStateMachine()
+        machine.suspend()
+        XCTAssertEqual(machine.setNeedsUpdate(false), .none)
+        XCTAssertEqual(machine.setNeedsUpdate(true), .none, "no flush while suspended")
+        XCTAssertNil(machine.updateIfNeeded(defaultAnimated: true))
+        XCTAssertEqual(
+            machine.resume(defaultAnimated: true),
+            .deliverNow(Delivery(animated: false, isForced: false), askForTurn: false),
+            "the non-animated change must not animate")
+        XCTAssertNil(machine.updateIfNeeded(defaultAnimated: true))
+    }
+
+    func testAnUpdateKeptWhileSuspendedIsForcedOnResume() {
+        var machine = UpdateStateMachine()
+        machine.suspend()
+        XCTAssertEqual(machine.update(true, defaultAnimated: false), .none)
+        XCTAssertTrue(machine.pending.isForced)
+        XCTAssertEqual(
+            machine.resume(defaultAnimated: false),
+            .deliverNow(Delivery(animated: true, isForced: true), askForTurn: false))
+        XCTAssertFalse(machine.pending.isForced)
     }
 
     // MARK: the contract's timelines

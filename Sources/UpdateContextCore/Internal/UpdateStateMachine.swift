@@ -47,13 +47,39 @@ struct Delivery: Equatable, Sendable {
     var isEarlyFlush = false
 }
 
-/// The lifecycle of one context on its main thread, as a pure value: the precedence rules
-/// (``UpdateRules``), whether the context is registered for a turn, whether a turn or a delivery is
-/// under way, and whether the context is gone. Every event returns the action the caller must take;
-/// the caller (``UpdateStorage``) performs it, outside any lock, and calls user code only there.
+/// The state of one context on its main thread, as a pure value: the pending request (the animated-flag
+/// precedence rules' state), the suspensions, whether the context is registered for a turn, whether a
+/// turn or a delivery is under way, and whether the context is gone. Every event returns the action the
+/// caller must take; the caller (``UpdateStorage``) performs it, outside any lock, and calls user code
+/// only there. Confined to the scheduler's thread.
 ///
-/// Modelled on swift-async-algorithms' `DebounceStateMachine`. Confined to the scheduler's thread.
+/// The precedence rules (CONTRACT.md's table is the spec), with `f` the pending explicit flag:
+///
+/// | event | effect |
+/// | --- | --- |
+/// | `setNeedsUpdate(nil)` | schedule; `f` unchanged |
+/// | `setNeedsUpdate(false)` | `f = false`; schedule |
+/// | `setNeedsUpdate(true)` while `f == false` | deliver `false` now; then `f = true`; schedule |
+/// | `setNeedsUpdate(true)` otherwise | `f = true`; schedule |
+/// | `update(a)` | if `a` is given, `f = a`; deliver now; the scheduled update is cancelled |
+/// | any delivery | delivers `f ?? default`; then `f = nil` |
+/// | the end of a cycle | if scheduled, deliver once |
+///
+/// While suspended nothing is delivered: requests (and `update`) are kept, and the last `resume()`
+/// delivers them once (forced when an `update` was kept). A `true` that would flush early leaves
+/// `f == false` instead, so that changes requested as non-animated never animate.
 package struct UpdateStateMachine {
+    /// What is requested and not yet delivered.
+    struct Pending: Equatable {
+        /// The pending explicit flag, `f`.
+        var flag: Bool?
+        /// Whether a delivery is due at the end of the cycle (or on resume, while suspended).
+        var isScheduled = false
+        /// Whether the scheduled delivery stands for an `update()` kept while suspended: a forced delivery,
+        /// which renders even what has not changed.
+        var isForced = false
+    }
+
     /// What a request, `update()` or `resume()` asks of the caller.
     enum Action: Equatable {
         /// Nothing to do now (already scheduled, suspended, or the context is gone).
@@ -85,43 +111,46 @@ package struct UpdateStateMachine {
         case run
     }
 
-    // The 8-byte fields first, then the 4-byte ones, then the small ones together: 48 bytes, with no
-    // padding, which lets the context's storage fit a smaller allocation (an idle context ≤ 256 B).
-    private(set) var rules = UpdateRules()
+    // The 8-byte fields first, then the 4-byte ones, then the small ones together, with no padding, which
+    // lets the context's storage fit a smaller allocation (an idle context ≤ 256 B).
     /// Counts deliveries (the one under way has this number).
     private(set) var deliverySerial: UInt64 = 0
     /// The serial of the last turn this context ran in (0: none).
     private(set) var lastTurn: UInt64 = 0
     /// The serial of the last turn that parked this context (a turn in a private mode).
     private(set) var parkedTurn: UInt64 = 0
+    /// The context's transaction ledger once it has seen a transaction (the storage's: kept here for the main
+    /// thread's fast path, see `UpdateStorage+Transactions.swift`).
+    var ledger: TransactionLedger?
     /// Diagnostics: requests made on the main thread since the last delivery (wrapping), counted by the
     /// storage; those from other threads are counted by the inbox (`Shared.posted`).
     var absorbed: UInt32 = 0
     /// Diagnostics: `Shared.posted` when the last delivery began.
     var postedMark: UInt32 = 0
+    /// Nesting depth of `suspend()`.
+    private(set) var suspensions: Int32 = 0
+    private(set) var pending = Pending()
     /// Whether the context is in the scheduler's own-thread list for the next turn.
     private(set) var isTurnAsked = false
     /// Whether a turn is applying the inbox: requests then need no turn of their own, this turn's end
     /// delivers them ("all requests made before a cycle begins are delivered by that cycle as one").
     private(set) var isInTurn = false
-    /// The delivery under way (updaters are running), if any.
-    private(set) var delivering: Delivery?
     /// Whether a turn passed this context by while its updaters ran (see ``TurnAction/missed``).
     private(set) var missedTurn = false
     private(set) var isCancelled = false
     /// Diagnostics: consecutive deliveries inside which the context was requested again (an update loop
     /// at 60); counted by the storage.
     var loopCount: UInt8 = 0
-    /// The context's transaction ledger once it has seen a transaction (the storage's: kept here for the main
-    /// thread's fast path, see `UpdateStorage+Transactions.swift`).
-    var ledger: TransactionLedger?
+    /// The delivery under way (updaters are running), if any.
+    private(set) var delivering: Delivery?
 
     package var isDelivering: Bool { delivering != nil }
+    var isSuspended: Bool { suspensions > 0 }
 
     /// Whether `setNeedsUpdate(animated: flag)` would change nothing: the lock-free fast path.
     @inline(__always)
     func isNoOp(_ flag: Bool?) -> Bool {
-        delivering == nil && rules.isNoOp(flag)
+        delivering == nil && pending.isScheduled && (flag == nil || flag == pending.flag)
     }
 
     // MARK: Requests
@@ -131,29 +160,42 @@ package struct UpdateStateMachine {
     mutating func setNeedsUpdate(_ flag: Bool?) -> Action {
         if isCancelled { return .none }
         if delivering != nil { return .deferToInbox(.setNeedsUpdate(flag)) }
-        let outcome = rules.request(flag)
-        let ask = outcome.needsTurn && !isInTurn && !isTurnAsked
-        if ask { isTurnAsked = true }
-        if let value = outcome.deliverNow {
-            return .deliverNow(Delivery(animated: value, isForced: false, isEarlyFlush: true), askForTurn: ask)
+        if flag == true, pending.flag == false {
+            // While suspended `f == false` is kept for resume: the earlier non-animated changes must not
+            // animate. Otherwise they are delivered now, and this request is the next delivery's.
+            if isSuspended { return schedule() ? .askForTurn : .none }
+            pending.flag = true
+            let ask = schedule()
+            return .deliverNow(Delivery(animated: false, isForced: false, isEarlyFlush: true), askForTurn: ask)
         }
-        return ask ? .askForTurn : .none
+        if let flag { pending.flag = flag }
+        return schedule() ? .askForTurn : .none
     }
 
-    /// An animated change is about to land (see ``UpdateRules/flushBeforeAnimatedChange()``): the early
-    /// non-animated flush to make now, if one is due. Nothing while updaters run (requests made there
-    /// wait in the inbox, applied in order in a later cycle) or once the context is gone.
+    /// An animated change is about to land while `f == false`: the early non-animated flush that
+    /// `setNeedsUpdate(true)` would make, made now — before the change — so that it shows the state before
+    /// it. `f` is cleared and the update stays scheduled; the request that follows the change sets the
+    /// flag. Nothing while suspended (`f == false` is kept, as `setNeedsUpdate(true)` keeps it), while
+    /// updaters run (requests made there wait in the inbox, applied in order in a later cycle) or once the
+    /// context is gone.
     mutating func flushBeforeAnimatedChange() -> Delivery? {
-        if isCancelled || delivering != nil || !rules.flushBeforeAnimatedChange() { return nil }
+        guard !isCancelled, delivering == nil, pending.flag == false, !isSuspended else { return nil }
+        pending.flag = nil
         return Delivery(animated: false, isForced: false, isEarlyFlush: true)
     }
 
-    /// `update(animated: flag)`, or a lifecycle refresh (`flag == nil`).
+    /// `update(animated: flag)`, or a lifecycle refresh (`flag == nil`). While suspended it is kept, as a
+    /// forced delivery for the last `resume()`.
     mutating func update(_ flag: Bool?, defaultAnimated: Bool) -> Action {
         if isCancelled { return .none }
         if delivering != nil { return .deferToInbox(.update(flag)) }
-        guard let value = rules.update(flag, defaultAnimated: defaultAnimated) else { return .none }
-        return .deliverNow(Delivery(animated: value, isForced: true), askForTurn: false)
+        if let flag { pending.flag = flag }
+        if isSuspended {
+            pending.isScheduled = true
+            pending.isForced = true
+            return .none
+        }
+        return .deliverNow(Delivery(animated: take(defaultAnimated), isForced: true), askForTurn: false)
     }
 
     /// One request from the inbox.
@@ -169,8 +211,9 @@ package struct UpdateStateMachine {
                 .none
             } else if delivering != nil {
                 .deferToInbox(request)
-            } else if rules.isSuspended {
-                // Suspended again before this delivery came round: kept for the next `resume()`.
+            } else if isSuspended {
+                // Suspended again before this delivery came round: kept, with its flag and whether it was
+                // forced, for the next `resume()`.
                 keep(delivery)
             } else {
                 .deliverNow(delivery, askForTurn: false)
@@ -185,31 +228,37 @@ package struct UpdateStateMachine {
     }
 
     mutating func suspend() {
-        rules.suspend()
+        precondition(suspensions < .max, "ViewUpdatingContext.suspend() nested too deeply")
+        suspensions += 1
     }
 
-    /// See ``UpdateRules/setPendingAside()``.
-    mutating func setPendingAside() -> UpdateRules {
-        rules.setPendingAside()
+    /// Takes the pending request out, leaving the suspensions: what is requested from now on can be told
+    /// apart from it. Give it back with ``restore(_:)``.
+    mutating func setPendingAside() -> Pending {
+        defer { pending = Pending() }
+        return pending
     }
 
-    /// See ``UpdateRules/restore(_:)``.
-    mutating func restore(_ saved: UpdateRules) -> UpdateRules? {
-        rules.restore(saved)
+    /// Puts back what ``setPendingAside()`` took, and returns what was requested meanwhile: `nil` when
+    /// nothing was.
+    mutating func restore(_ saved: Pending) -> Pending? {
+        let meanwhile = pending
+        pending = saved
+        return meanwhile.isScheduled ? meanwhile : nil
     }
 
-    /// A delivery decided earlier that cannot be made now (suspended): the rules keep it, with its flag
-    /// and whether it was forced, and the last `resume()` delivers it.
     private mutating func keep(_ delivery: Delivery) -> Action {
-        let ask = rules.keep(animated: delivery.animated, forced: delivery.isForced) && !isInTurn && !isTurnAsked
-        if ask { isTurnAsked = true }
-        return ask ? .askForTurn : .none
+        pending.flag = delivery.animated
+        if delivery.isForced { pending.isForced = true }
+        return schedule() ? .askForTurn : .none
     }
 
     /// Ends one suspension; the last one delivers what was kept (later, when updaters are running).
     mutating func resume(defaultAnimated: Bool) -> Action {
-        let forced = rules.isForced
-        guard let value = rules.resume(defaultAnimated: defaultAnimated), !isCancelled else { return .none }
+        precondition(suspensions > 0, "ViewUpdatingContext.resume() called more times than suspend()")
+        suspensions -= 1
+        let forced = pending.isForced
+        guard let value = endOfCycleValue(defaultAnimated), !isCancelled else { return .none }
         let delivery = Delivery(animated: value, isForced: forced)
         if delivering != nil { return .deferToInbox(.deliver(delivery)) }
         return .deliverNow(delivery, askForTurn: false)
@@ -274,13 +323,36 @@ package struct UpdateStateMachine {
     /// The context is gone: nothing is delivered or scheduled any more.
     mutating func cancel() {
         isCancelled = true
-        rules = UpdateRules()
+        pending = Pending()
+        suspensions = 0
     }
 
     private mutating func endOfCycle(defaultAnimated: Bool) -> Delivery? {
-        let forced = rules.isForced
-        guard let value = rules.endOfCycle(defaultAnimated: defaultAnimated) else { return nil }
+        let forced = pending.isForced
+        guard let value = endOfCycleValue(defaultAnimated) else { return nil }
         return Delivery(animated: value, isForced: forced)
+    }
+
+    /// The flag of the scheduled delivery, taken, if one is due now (scheduled, not suspended).
+    private mutating func endOfCycleValue(_ defaultAnimated: Bool) -> Bool? {
+        guard pending.isScheduled, !isSuspended else { return nil }
+        return take(defaultAnimated)
+    }
+
+    /// Takes the pending request for a delivery: its flag, `f ?? default`.
+    private mutating func take(_ defaultAnimated: Bool) -> Bool {
+        defer { pending = Pending() }
+        return pending.flag ?? defaultAnimated
+    }
+
+    /// Marks a delivery as scheduled; `true` when the caller must register for a turn (the first request of
+    /// a cycle, not while suspended, not inside a turn that delivers it anyway, not already registered).
+    private mutating func schedule() -> Bool {
+        let first = !pending.isScheduled && !isSuspended
+        pending.isScheduled = true
+        guard first, !isInTurn, !isTurnAsked else { return false }
+        isTurnAsked = true
+        return true
     }
 
     // MARK: The inbox

@@ -130,8 +130,8 @@ extension UpdateStorage {
     /// and not suspended (a suspended one waits for `resume()`, not a turn), or requests in the inbox. Main
     /// thread.
     package var hasWorkForTurn: Bool {
-        let rules = machinePointer.pointee.rules
-        return !isCancelled && (rules.isScheduled && !rules.isSuspended || inboxHasRequests)
+        let machine = machinePointer.pointee
+        return !isCancelled && (machine.pending.isScheduled && !machine.isSuspended || inboxHasRequests)
     }
 
     /// View updates wait for a pass in a common mode, as Core Animation's commit does.

@@ -156,7 +156,7 @@ extension UpdateStorage: SlowTurnSubject {
 
     /// Publishes whether the context is suspended (main thread), for descriptions read on other threads.
     func noteSuspension() {
-        if machinePointer.pointee.rules.isSuspended {
+        if machinePointer.pointee.isSuspended {
             _ = cvu_bits_fetch_or(diagnostics, DiagnosticsBits.suspended)
         } else {
             _ = cvu_bits_fetch_and(diagnostics, ~DiagnosticsBits.suspended)

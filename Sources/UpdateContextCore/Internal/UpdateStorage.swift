@@ -438,8 +438,8 @@ extension UpdateStorage {
     /// non-animated request is pending: bit 1, set only with bit 0), for other threads.
     @inline(__always)
     func publishScheduled() {
-        let rules = machinePointer.pointee.rules
-        let published: UInt8 = rules.isScheduled ? (rules.pendingFlag == false ? 3 : 1) : 0
+        let pending = machinePointer.pointee.pending
+        let published: UInt8 = pending.isScheduled ? (pending.flag == false ? 3 : 1) : 0
         if cvu_byte_load_relaxed(flags + Self.scheduledFlag) != published {
             cvu_byte_store_release(flags + Self.scheduledFlag, published)
         }
@@ -640,7 +640,7 @@ extension UpdateStorage {
             keepPendingAfter(bodyTransaction)  // (a transaction request always schedules: none here)
             return false
         }
-        let replay = machinePointer.pointee.setNeedsUpdate(meanwhile.pendingFlag)
+        let replay = machinePointer.pointee.setNeedsUpdate(meanwhile.flag)
         if replay.isEarlyFlush {
             perform(replay)
             keepPendingAfter(bodyTransaction)
@@ -654,7 +654,7 @@ extension UpdateStorage {
 
     /// Exact on the main thread; elsewhere a snapshot (another thread may change it right after).
     var isUpdatePending: Bool {
-        if isOnSchedulerThread { return machinePointer.pointee.rules.isScheduled || inboxHasRequests }
+        if isOnSchedulerThread { return machinePointer.pointee.pending.isScheduled || inboxHasRequests }
         return isUpdatePendingSnapshot
     }
 
@@ -667,7 +667,7 @@ extension UpdateStorage {
 
     var isSuspended: Bool {
         requireMainThread("isSuspended")
-        return machinePointer.pointee.rules.isSuspended
+        return machinePointer.pointee.isSuspended
     }
 
     func suspend(file: StaticString, line: UInt) {
@@ -680,7 +680,7 @@ extension UpdateStorage {
     /// builds stop at the caller's line) and is ignored.
     func resume(file: StaticString, line: UInt) {
         guard isOnSchedulerThreadOrReport("resume()", recovery: "; ignored", file: file, line: line) else { return }
-        guard machinePointer.pointee.rules.isSuspended else {
+        guard machinePointer.pointee.isSuspended else {
             Misuse.recoverable(
                 "ViewUpdatingContext.resume() called more times than suspend(); the extra call is ignored",
                 label: label.string, file: file, line: line)
