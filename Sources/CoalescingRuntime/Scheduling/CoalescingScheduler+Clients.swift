@@ -22,7 +22,7 @@ extension CoalescingScheduler {
     /// Inlinable, so that the contexts' storage (another module) lists itself without a call.
     @inlinable @inline(__always)
     package final func scheduleOnOwnerThread(_ client: some TurnClient) {
-        ownerWaiting.append(PendingClient(client))
+        ownerWaiting.append(client)
         joinCurrentThread()
         // The plain load keeps a burst of requests to one shared write (and the call below off the path).
         if cvu_word_load_relaxed(turnWord) & 1 != 0 { return }
@@ -59,7 +59,7 @@ extension CoalescingScheduler {
     /// the result (not those a turn under way is calling): for work that must act on everything pending before
     /// the turn (an animated scope's flush). On the scheduler's thread only.
     package final func waitingClients() -> [any TurnClient] {
-        var clients = ownerWaiting.map(\.client)
+        var clients = ownerWaiting
         queue.withLock { queue in
             clients += queue.waiting
             clients += queue.parked.map(\.client)
@@ -95,21 +95,21 @@ extension CoalescingScheduler {
         if word & 1 != 0 { servedBatch = word >> 1 }
         joinCurrentThread()
         // Take the owner thread's list by swapping, and give its buffer back afterwards: a large fan-out
-        // then reuses one allocation turn after turn instead of growing a new array every cycle.
-        var owned: [PendingClient] = []
-        swap(&owned, &ownerWaiting)
-        let (others, parked) = queue.withLock { queue -> ([any TurnClient], [Parked]) in
-            defer {
-                queue.waiting.removeAll(keepingCapacity: queue.waiting.count <= 1_024)
-                queue.parked.removeAll()
-            }
-            return (queue.waiting, queue.parked)
+        // then reuses one allocation turn after turn instead of growing a new array every cycle. The order:
+        // the owner thread's list, what was parked, what other threads listed.
+        var clients: [any TurnClient] = []
+        swap(&clients, &ownerWaiting)
+        queue.withLock { queue in
+            clients += queue.parked.map(\.client)
+            clients += queue.waiting
+            queue.waiting.removeAll(keepingCapacity: queue.waiting.count <= 1_024)
+            queue.parked.removeAll()
         }
-        let count = owned.count + others.count + parked.count
+        let count = clients.count
         guard count > 0 else {
             // An idle turn lets a large buffer go: a one-off spike (100 000 contexts dirtied once) must
             // not pin its buffer for the thread's life. Busy turns keep it, and reuse it.
-            if owned.capacity <= 1_024 { swap(&owned, &ownerWaiting) }
+            if clients.capacity <= 1_024 { swap(&clients, &ownerWaiting) }
             return 0
         }
         turnDepth += 1
@@ -121,18 +121,7 @@ extension CoalescingScheduler {
         // Requests are counted (for signposts) while this scheduler's turns are signposted; recording counts them
         // as well.
         cvu_word_store_relaxed(turnWord + Word.counting, interval != nil ? 1 : 0)
-        for pending in owned {
-            if let modes = pending.performTurn(turn) {
-                stillParked.append(Parked(client: pending.client, modes: modes))
-            }
-            pending.release()  // the list's retain, given back once its turn is done
-        }
-        for entry in parked {
-            if let modes = entry.client.performTurn(turn) {
-                stillParked.append(Parked(client: entry.client, modes: modes))
-            }
-        }
-        for client in others {
+        for client in clients {
             if let modes = client.performTurn(turn) { stillParked.append(Parked(client: client, modes: modes)) }
         }
         Signposts.end(interval)
@@ -142,8 +131,8 @@ extension CoalescingScheduler {
             queue.withLock { $0.parked.insert(contentsOf: stillParked, at: 0) }
         }
         if ownerWaiting.isEmpty {
-            owned.removeAll(keepingCapacity: true)
-            swap(&owned, &ownerWaiting)
+            clients.removeAll(keepingCapacity: true)
+            swap(&clients, &ownerWaiting)
         }
         return count
     }

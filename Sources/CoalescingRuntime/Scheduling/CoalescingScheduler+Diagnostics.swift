@@ -70,7 +70,7 @@ extension CoalescingScheduler: CustomDebugStringConvertible {
         var waiting = queue.withLock { queue -> [(DiagnosticLabel?, [RunLoop.Mode]?)] in
             queue.waiting.map { ($0.diagnosticLabel, nil) } + queue.parked.map { ($0.client.diagnosticLabel, $0.modes) }
         }
-        if isCurrent { waiting += ownerWaiting.map { ($0.client.diagnosticLabel, nil) } }
+        if isCurrent { waiting += ownerWaiting.map { ($0.diagnosticLabel, nil) } }
         return waiting.map { ($0.0?.string ?? "(unlabelled)", $0.1) }
     }
 

@@ -108,7 +108,7 @@ open class CoalescingScheduler: @unchecked Sendable {
         static let count = 6
     }
     /// Clients scheduled on the scheduler's own thread: no lock needed (confined to that thread).
-    @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) final var ownerWaiting: [PendingClient] = []
+    @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) final var ownerWaiting: [any TurnClient] = []
     /// Counts turns, so that a client registered twice can tell it has already run in this one.
     @exclusivity(unchecked) nonisolated(unsafe) var turnSerial: UInt64 = 0
     /// Nesting depth of `runTurn` on the scheduler's thread (a handler may run a nested loop).
@@ -188,7 +188,6 @@ open class CoalescingScheduler: @unchecked Sendable {
         stamp.deinitialize(count: 1)
         stamp.deallocate()
         diagnosticLabel.release()
-        for pending in ownerWaiting { pending.release() }  // retained by hand while listed
     }
 
     /// What diagnostics call this scheduler: the label given to the initialiser, or where it was created,

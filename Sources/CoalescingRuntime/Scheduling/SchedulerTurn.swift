@@ -41,65 +41,9 @@ package protocol TurnClient: AnyObject {
     /// Whether the client still has work for a turn: `false` once what it listed itself for was done before
     /// the turn (an update delivered at once). On the scheduler's thread; `true` unless the client knows.
     var hasWorkForTurn: Bool { get }
-
-    /// ``performTurn(_:)`` of the client at `object`, which the caller keeps alive. Implemented once, in
-    /// the extension below; a requirement so that each client's witness calls its own `performTurn`
-    /// directly (as an extension method it was a generic call through the witness table).
-    static func performTurn(unretained object: UnsafeMutableRawPointer, _ turn: SchedulerTurn) -> [RunLoop.Mode]?
-
-    /// Releases the client at `object` (retained by ``PendingClient``). Implemented once, below.
-    static func release(_ object: UnsafeMutableRawPointer)
 }
 
 extension TurnClient {
     package var diagnosticLabel: DiagnosticLabel? { nil }
     package var hasWorkForTurn: Bool { true }
-}
-
-/// A client in the scheduler's own-thread list: retained by hand (one retain when listed, one release
-/// after its turn), and called through its type, unretained, for the turn. Calling a protocol existential
-/// copied it — a retain and a release per client per turn, 6% of a large fan-out.
-@usableFromInline
-struct PendingClient {
-    @usableFromInline let object: UnsafeMutableRawPointer
-    @usableFromInline let type: any TurnClient.Type
-
-    /// Lists `client`: retains it until ``release()``.
-    @inlinable
-    init(_ client: some TurnClient) {
-        object = Unmanaged.passRetained(client).toOpaque()
-        type = Swift.type(of: client)
-    }
-
-    /// The client, retained (for lists that hold clients as values).
-    var client: any TurnClient {
-        type.takeClient(object)
-    }
-
-    /// Calls the client's turn (it stays retained: call ``release()`` after).
-    func performTurn(_ turn: SchedulerTurn) -> [RunLoop.Mode]? {
-        type.performTurn(unretained: object, turn)
-    }
-
-    func release() {
-        type.release(object)
-    }
-}
-
-extension TurnClient {
-    @inlinable
-    package static func performTurn(unretained object: UnsafeMutableRawPointer, _ turn: SchedulerTurn)
-        -> [RunLoop.Mode]?
-    {
-        Unmanaged<Self>.fromOpaque(object)._withUnsafeGuaranteedRef { $0.performTurn(turn) }
-    }
-
-    @inlinable
-    package static func release(_ object: UnsafeMutableRawPointer) {
-        Unmanaged<Self>.fromOpaque(object).release()
-    }
-
-    fileprivate static func takeClient(_ object: UnsafeMutableRawPointer) -> any TurnClient {
-        Unmanaged<Self>.fromOpaque(object).takeUnretainedValue()
-    }
 }
