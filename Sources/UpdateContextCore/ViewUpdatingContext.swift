@@ -212,7 +212,7 @@ public final class ViewUpdatingContext: Sendable {
     /// > nothing left to animate. On the main thread, request in `willSet`, or pass the change as a closure
     /// > (``setNeedsUpdate(animated:file:line:_:)``): only the main thread flushes before the change.
     public func setNeedsUpdate(animated: Bool? = nil, file: StaticString = #fileID, line: UInt = #line) {
-        storage.setNeedsUpdate(animated, file: file, line: line)
+        storage.setNeedsUpdate(animated, site: RequestSite(file: file, line: line))
     }
 
     /// Makes `changes` and requests an update for them, in the order that keeps the animated-flag rules
@@ -252,7 +252,7 @@ public final class ViewUpdatingContext: Sendable {
     ) rethrows -> Result {
         storage.flushBeforeChange(animated)
         // Requested even when `changes` throws: what it changed before throwing is shown too.
-        defer { storage.setNeedsUpdate(animated, file: file, line: line) }
+        defer { storage.setNeedsUpdate(animated, site: RequestSite(file: file, line: line)) }
         return try changes()
     }
 

@@ -29,16 +29,8 @@ extension CoalescingScheduler {
     /// call of ``isCurrent`` for a subclass (which may override it). Any thread.
     @inlinable @inline(__always)
     package final var isCurrentFast: Bool {
-        if isCurrentByThreadIdentity { return true }
+        if cvu_thread_identity() & threadMask == threadExpected { return true }
         return !threadTestIsExact && isCurrent
-    }
-
-    /// The thread-local test of ``isCurrentFast`` alone, with no call: `false` may still be the scheduler's
-    /// thread for a subclass that overrides ``isCurrent``. For a fast path that falls back to a slow one that
-    /// asks ``isCurrent`` (a fast path with no call keeps no registers saved).
-    @inlinable @inline(__always)
-    package final var isCurrentByThreadIdentity: Bool {
-        cvu_thread_identity() & threadMask == threadExpected
     }
 }
 

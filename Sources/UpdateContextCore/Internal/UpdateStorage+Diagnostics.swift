@@ -18,21 +18,10 @@ extension UpdateStorage: SlowTurnSubject {
 
     /// A request about to be applied on the main thread: counted, and checked for an update loop when it
     /// is made from inside this context's own delivery.
-    @inline(__always)
-    func noteSlowPathRequest(file: StaticString, line: UInt) {
-        noteSlowPathRequest(RequestSite(file: file, line: line))
-    }
-
-    func noteSlowPathRequest(_ site: RequestSite) {
-        noteSlowPathRequest(lazily: { site })
-    }
-
-    /// ``noteSlowPathRequest(_:)`` with the site made only if a report or recording needs it.
-    @inline(__always)
-    func noteSlowPathRequest(lazily site: () -> RequestSite) {
-        if cvu_diagnostics_is_recording() { noteFirstRequest(site()) }
+    func noteMainThreadRequest(_ site: RequestSite) {
+        if cvu_diagnostics_is_recording() { noteFirstRequest(site) }
         if machinePointer.pointee.isDelivering {
-            noteRequestInDelivery(site())
+            noteRequestInDelivery(site)
         } else {
             machinePointer.pointee.absorbed &+= 1
         }
@@ -69,17 +58,13 @@ extension UpdateStorage: SlowTurnSubject {
     /// A request on any thread (a transaction's): counted and checked as its thread's path does.
     func noteRequest(_ site: RequestSite) {
         if isOnSchedulerThread {
-            noteSlowPathRequest(site)
+            noteMainThreadRequest(site)
         } else {
             noteRequestElsewhere(site)
         }
     }
 
     /// A request from another thread, while recording.
-    func noteRequestElsewhere(file: StaticString, line: UInt) {
-        noteRequestElsewhere(RequestSite(file: file, line: line))
-    }
-
     func noteRequestElsewhere(_ site: RequestSite) {
         if cvu_diagnostics_is_recording() { noteFirstRequest(site) }
     }

@@ -63,9 +63,7 @@ extension UpdateStorage {
     /// Not inside a scope: the request joins the scope's completions there.
     @inline(__always)
     func isRepeatedPlainTransaction(_ transaction: UpdateTransaction) -> Bool {
-        // The thread test without its fallback call: this path then calls nothing, so it saves no registers
-        // (a miss is decided by the slow path, which asks the scheduler).
-        if hasPendingTransaction, transaction.isPlain, !cvu_transaction_scopes_active(), isOnSchedulerThreadWithoutCall,
+        if hasPendingTransaction, transaction.isPlain, !cvu_transaction_scopes_active(), isOnSchedulerThread,
             !inboxHasRequests, machinePointer.pointee.isNoOp(true),
             let animation = transaction.animation, machinePointer.pointee.ledger?.repeatAnimation == animation
         {

@@ -133,13 +133,6 @@ package final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, Tu
         schedulerPointer.pointee._withUnsafeGuaranteedRef { $0.isCurrentFast }
     }
 
-    /// ``isOnSchedulerThread`` by the thread-local test alone (see `isCurrentByThreadIdentity`): for a fast
-    /// path whose slow path asks again.
-    @inline(__always)
-    var isOnSchedulerThreadWithoutCall: Bool {
-        schedulerPointer.pointee._withUnsafeGuaranteedRef { $0.isCurrentByThreadIdentity }
-    }
-
     /// The shared state, for the delivery loop, which takes the lock by hand (`StripedLocks.stripe(for:)`,
     /// `cvu_stripe_lock`/`cvu_stripe_unlock`) around a few loads and a store: through `withShared` the
     /// generic lock was called unspecialised there, with its result copied through value witnesses.
@@ -192,14 +185,8 @@ package final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, Tu
 
     // MARK: Requests
 
-    @inline(__always)
-    package func setNeedsUpdate(_ flag: Bool?, file: StaticString = #fileID, line: UInt = #line) {
-        if isNoOpOnTheFastPath(flag) { return }
-        setNeedsUpdateSlowPath(flag, file: file, line: line)
-    }
-
-    /// `setNeedsUpdate` for a request the library makes for the user's code (a property, a tracked change):
-    /// `site` is made only on the slow path.
+    /// `setNeedsUpdate(animated: flag)` from any thread; `site` (where the request was made, for diagnostics)
+    /// is made only on the slow path.
     @inline(__always)
     package func setNeedsUpdate(_ flag: Bool?, site: @autoclosure () -> RequestSite) {
         if isNoOpOnTheFastPath(flag) { return }
@@ -223,27 +210,15 @@ package final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, Tu
         return false
     }
 
-    /// The slow path of a call in the user's code: its site is made only when diagnostics need it (while
-    /// recording, inside a delivery, in a scope), not on every first request of a cycle.
-    @inline(never)
-    private func setNeedsUpdateSlowPath(_ flag: Bool?, file: StaticString, line: UInt) {
-        slowPath(flag) { RequestSite(file: file, line: line) }
-    }
-
     @inline(never)
     private func setNeedsUpdateSlowPath(_ flag: Bool?, site: RequestSite) {
-        slowPath(flag) { site }
-    }
-
-    @inline(__always)
-    private func slowPath(_ flag: Bool?, site: () -> RequestSite) {
         // Inside `withUpdateTransaction` (on this thread), the request carries the current transaction.
         if cvu_transaction_scopes_active(), let current = UpdateTransaction.scoped {
-            request(current.applying(flag), update: false, site: site())
+            request(current.applying(flag), update: false, site: site)
             return
         }
         guard isOnSchedulerThread else {
-            if cvu_diagnostics_is_recording() { noteRequestElsewhere(site()) }
+            noteRequestElsewhere(site)
             post(.setNeedsUpdate(flag))
             return
         }
@@ -252,9 +227,9 @@ package final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, Tu
         if action.isEarlyFlush {
             // The flush delivers what was pending before this request; this one is the next delivery's.
             perform(action, forPlainRequest: flag)
-            noteSlowPathRequest(lazily: site)
+            noteMainThreadRequest(site)
         } else {
-            noteSlowPathRequest(lazily: site)
+            noteMainThreadRequest(site)
             perform(action, forPlainRequest: flag)
         }
     }
@@ -533,11 +508,11 @@ extension UpdateStorage {
         guard
             isOnSchedulerThreadOrReport(api, recovery: recovery, file: file, line: line)
         else {
-            noteRequestElsewhere(file: file, line: line)
+            noteRequestElsewhere(RequestSite(file: file, line: line))
             post(.update(flag))
             return
         }
-        noteSlowPathRequest(file: file, line: line)
+        noteMainThreadRequest(RequestSite(file: file, line: line))
         drainInboxIfNeeded()
         perform(machinePointer.pointee.update(flag, defaultAnimated: animated), forPlainRequest: flag)
     }
@@ -555,11 +530,11 @@ extension UpdateStorage {
         let transaction = transaction.joiningCurrentScope()
         guard isOnSchedulerThreadOrReport(api, recovery: recovery, file: file, line: line)
         else {
-            noteRequestElsewhere(file: file, line: line)
+            noteRequestElsewhere(RequestSite(file: file, line: line))
             request(transaction, update: true, site: nil)  // off the main thread: to the inbox, as one update
             return
         }
-        noteSlowPathRequest(file: file, line: line)
+        noteMainThreadRequest(RequestSite(file: file, line: line))
         request(transaction, update: true, site: nil)
     }
 
