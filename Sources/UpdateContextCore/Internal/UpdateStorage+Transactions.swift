@@ -9,14 +9,54 @@ extension UpdateStorage {
     /// transactions never look for the ledger).
     var hasPendingTransaction: Bool { cvu_flag_load_relaxed(flags + Self.transactionFlag) }
 
-    /// The ledger, created on first use: kept with the context's side objects (where a release on any thread
-    /// finds it), and by the machine for the main thread's fast path. Main thread.
+    /// The ledger, created on first use: kept in the shared state (where a release on any thread finds it),
+    /// and by the machine for the main thread. Main thread.
     var ledger: TransactionLedger {
         if let ledger = machinePointer.pointee.ledger { return ledger }
-        let link = self.link
-        let ledger = link.face(TransactionLedger.self) ?? link.adopt(TransactionLedger())
+        let ledger = withShared { shared in
+            if let ledger = shared.ledger { return ledger }
+            let ledger = TransactionLedger()
+            shared.ledger = ledger
+            return ledger
+        }
         machinePointer.pointee.ledger = ledger
         return ledger
+    }
+
+    /// Merges `transaction` into the pending one — after it, or before it when `first` — unless the context
+    /// is gone: the check and the merge are one step under the lock that ``cancel()`` marks the context gone
+    /// and takes the pending transaction under. Returns `false` (keeping nothing) when it is gone.
+    private func merge(_ transaction: UpdateTransaction, first: Bool = false) -> Bool {
+        let ledger = self.ledger
+        ledger.repeatAnimation = nil  // what is pending changes: the caller says if it is a repeat
+        let displaced = withShared { _ -> UpdateTransaction.Displaced? in
+            if isCancelled { return nil }
+            guard var merged = ledger.pending else {
+                ledger.pending = transaction
+                return UpdateTransaction.Displaced()
+            }
+            var displaced: UpdateTransaction.Displaced
+            if first {
+                merged = transaction
+                displaced = merged.absorb(ledger.pending!)
+            } else {
+                displaced = merged.absorb(transaction)
+            }
+            ledger.pending = merged
+            return displaced
+        }
+        // Outside the lock: an extra hold given back, and replaced values released (user deinits).
+        displaced?.release()
+        return displaced != nil
+    }
+
+    /// Takes what is pending (for a delivery, or to set it aside). Main thread.
+    private func takePending() -> UpdateTransaction? {
+        let ledger = self.ledger
+        return withShared { _ in
+            defer { ledger.pending = nil }
+            return ledger.pending
+        }
     }
 
     /// `setNeedsUpdate(transaction:)` (or `update(transaction:)` when `update`). Any thread: off the main
@@ -129,19 +169,19 @@ extension UpdateStorage {
     @inline(__always)
     func perform(_ action: UpdateStateMachine.Action, forPlainRequest flag: Bool?) {
         if flag == true && hasPendingTransaction && !action.isEarlyFlush {
-            machinePointer.pointee.ledger?.repeatAnimation = nil
-            ledger.animatedRequestWithoutTransaction()
+            // The last animated request's animation is the context's default one.
+            let ledger = self.ledger
+            ledger.repeatAnimation = nil
+            withShared { _ in ledger.pending?.animation = nil }
         }
         perform(action)
     }
 
-    /// Merges `transaction` into the pending one; when the context is gone (released by an updater, or on
-    /// another thread racing this one), tells it so instead and returns `false`. The check and the merge
-    /// are one step under the ledger's lock, and ``cancel()`` marks the context gone before it empties the
-    /// ledger: a transaction is either merged before (and dropped by `cancel`) or dropped here.
+    /// Merges `transaction` into the pending one (before it when `first`); when the context is gone (released
+    /// by an updater, or on another thread racing this one), tells it so instead and returns `false`.
     @discardableResult
-    private func keepPending(_ transaction: UpdateTransaction) -> Bool {
-        guard ledger.merge(transaction, unless: { self.isCancelled }) else {
+    private func keepPending(_ transaction: UpdateTransaction, first: Bool = false) -> Bool {
+        guard merge(transaction, first: first) else {
             drop(transaction, .contextReleased)
             return false
         }
@@ -150,30 +190,18 @@ extension UpdateStorage {
     }
 
     /// Takes what is pending out of the ledger (to set it aside while `body` of `animateWithFlushedUpdates`
-    /// runs); give it back with ``restorePendingTransaction(_:)``.
+    /// runs); give it back with ``putBack(_:first:)``.
     func setPendingTransactionAside() -> UpdateTransaction? {
         guard hasPendingTransaction else { return nil }
         machinePointer.pointee.ledger?.repeatAnimation = nil
         cvu_flag_store_relaxed(flags + Self.transactionFlag, false)
-        return ledger.takePending()
+        return takePending()
     }
 
-    /// Merges what ``setPendingTransactionAside()`` took after what is pending now (or drops it, when the
-    /// context went meanwhile).
-    func keepPendingAfter(_ taken: UpdateTransaction?) {
-        guard let taken else { return }
-        machinePointer.pointee.ledger?.repeatAnimation = nil
-        keepPending(taken)
-    }
-
-    func restorePendingTransaction(_ saved: UpdateTransaction?) {
-        guard let saved else { return }
-        machinePointer.pointee.ledger?.repeatAnimation = nil
-        guard ledger.restore(saved, unless: { self.isCancelled }) else {
-            drop(saved, .contextReleased)  // released while the body ran
-            return
-        }
-        cvu_flag_store_relaxed(flags + Self.transactionFlag, true)
+    /// Puts back a transaction ``setPendingTransactionAside()`` took: after what is pending now, or before it
+    /// when `first` (or drops it, when the context went meanwhile).
+    func putBack(_ taken: UpdateTransaction?, first: Bool) {
+        if let taken { keepPending(taken, first: first) }
     }
 
     /// The start of a delivery: the transaction it absorbs (everything pending), made the one its updaters
@@ -186,8 +214,7 @@ extension UpdateStorage {
     private func beginPendingTransaction(of delivery: Delivery) -> CompletionGroup? {
         machinePointer.pointee.ledger?.repeatAnimation = nil
         cvu_flag_store_relaxed(flags + Self.transactionFlag, false)
-        let ledger = self.ledger
-        guard var transaction = ledger.takePending() else { return nil }
+        guard var transaction = takePending() else { return nil }
         transaction.animation = delivery.animated ? (transaction.animation ?? .default) : nil
         let group = CompletionGroup(transaction.completions)
         var seen = transaction.withoutCompletions
@@ -222,12 +249,9 @@ extension UpdateStorage {
     }
 
     /// What the context held when it went (any thread, after it was marked gone): the pending transaction
-    /// and those waiting in the inbox. The ledger is asked whatever the main thread's flag says: another
-    /// thread may be merging into it right now (see ``keepPending(_:)``).
-    func dropTransactions(inbox: [UpdateRequest], link: UpdateLink?) {
+    /// and those waiting in the inbox, taken under the lock that marked it gone (see ``merge(_:first:)``).
+    func dropTransactions(inbox: [UpdateRequest], pending: UpdateTransaction?) {
         for case .transaction(let box, _) in inbox { drop(box.transaction, .contextReleased) }
-        if let pending = link?.face(TransactionLedger.self)?.takePending() {
-            drop(pending, .contextReleased)
-        }
+        if let pending { drop(pending, .contextReleased) }
     }
 }

@@ -265,6 +265,8 @@ package struct UpdateStorageHeader {
         /// what would be padding.
         var posted: UInt32 = 0
         var updaters = UpdaterList()
+        /// Created on the first transaction (see `TransactionLedger`): its `pending` is read and written here.
+        var ledger: TransactionLedger?
         /// Created on first use (Observation tracking, async sequences): most contexts never need one.
         var link: UpdateLink?
         /// Keeps the scheduler alive until the context goes (`cancel()` lets it go): the scheduler holds
@@ -359,17 +361,18 @@ extension UpdateStorage {
     /// The context is gone: deliver nothing more; drop the updaters, the inbox and the link now.
     func cancel() {
         let dropped = withShared {
-            shared -> ([UpdaterEntry], [UpdateRequest], UpdateLink?, CoalescingScheduler?) in
+            shared -> ([UpdaterEntry], [UpdateRequest], UpdateTransaction?, UpdateLink?, CoalescingScheduler?) in
             cvu_flag_store_release(flags + Self.cancelledFlag, true)
             defer {
                 shared.inbox.removeAll()
+                shared.ledger?.pending = nil
                 shared.link = nil
                 shared.scheduler = nil
             }
-            return (shared.updaters.removeAll(), shared.inbox, shared.link, shared.scheduler)
+            return (shared.updaters.removeAll(), shared.inbox, shared.ledger?.pending, shared.link, shared.scheduler)
         }
-        dropTransactions(inbox: dropped.1, link: dropped.2)
-        dropped.2?.cut()
+        dropTransactions(inbox: dropped.1, pending: dropped.2)
+        dropped.3?.cut()
         // The scheduler (maybe a user's subclass) is released here, after the lock: it no longer holds
         // this storage alive through a cycle, and goes now if nothing else uses it.
     }
@@ -610,17 +613,17 @@ extension UpdateStorage {
         // shows (and completes) only what was pending before; `body`'s transaction waits for the delivery
         // after it.
         let bodyTransaction = setPendingTransactionAside()
-        restorePendingTransaction(savedTransaction)
+        putBack(savedTransaction, first: true)
         guard let meanwhile = machinePointer.pointee.restore(saved) else {
-            keepPendingAfter(bodyTransaction)  // (a transaction request always schedules: none here)
+            putBack(bodyTransaction, first: false)  // (a transaction request always schedules: none here)
             return false
         }
         let replay = machinePointer.pointee.setNeedsUpdate(meanwhile.flag)
         if replay.isEarlyFlush {
             perform(replay)
-            keepPendingAfter(bodyTransaction)
+            putBack(bodyTransaction, first: false)
         } else {
-            keepPendingAfter(bodyTransaction)
+            putBack(bodyTransaction, first: false)
             perform(replay)
         }
         if meanwhile.isForced { perform(machinePointer.pointee.update(nil, defaultAnimated: animated)) }
