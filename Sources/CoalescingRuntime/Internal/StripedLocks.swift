@@ -18,11 +18,9 @@ package enum StripedLocks: Sendable {  // (stated: a @usableFromInline type is n
         return try body()
     }
 
-    /// The stripe that guards `object`: for a caller that locks and unlocks by hand (`cvu_stripe_lock`,
-    /// `cvu_stripe_unlock`) on a path where the generic ``withLock(for:_:)`` was not specialised (the
-    /// delivery loop, per context).
+    /// The stripe that guards `object`.
     @inlinable @inline(__always)
-    package static func stripe(for object: AnyObject) -> CUnsignedInt {
+    static func stripe(for object: AnyObject) -> CUnsignedInt {
         let address = UInt(bitPattern: ObjectIdentifier(object)) >> 4
         return CUnsignedInt(truncatingIfNeeded: address ^ (address >> 6) ^ (address >> 12))
     }

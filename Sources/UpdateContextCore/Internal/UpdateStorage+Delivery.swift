@@ -27,11 +27,12 @@ extension UpdateStorage {
                 withScheduler { $0.scheduleOnOwnerThread(self) }
             }
         }
-        // Each entry is taken under the lock: that is where its call begins. A removal from another thread
-        // takes the lock too, so it either comes first (the entry is gone) or comes after (the call taken is
-        // under way, and finishes).
-        let stripe = StripedLocks.stripe(for: self)
-        let (entry, limit, posted, hasRecordedSite) = claimFirstUpdater(stripe: stripe)
+        // The newest updater this delivery calls, the inbox's count of posts, and whether recording noted a
+        // first request (this delivery takes it).
+        let (limit, posted, hasRecordedSite) = withShared { shared in
+            defer { shared.hasRecordedSite = false }
+            return (shared.updaters.newestID, shared.posted, shared.hasRecordedSite)
+        }
         let absorbed = takeAbsorbed(posted: posted)
         // The first request this delivery absorbed is claimed with its count, before any updater can request
         // again (for the next delivery) or recording can change; a delivery made while not recording just
@@ -39,7 +40,7 @@ extension UpdateStorage {
         let recordedSite = hasRecordedSite ? withShared({ $0.link })?.takeRecordedSite() : nil
         // The completions run after the updaters (inside the delivery: what they request waits for a
         // later cycle), or once the animations the updaters started end.
-        let hadUpdaters = entry != nil
+        var hadUpdaters = false
         defer { if let transaction { endTransaction(transaction, hadUpdaters: hadUpdaters) } }
         // The slow-updater report times each updater (a monotonic clock, ~30 ns a read) in deliveries outside a
         // turn, while recording, and for a while after a turn slower than a frame; other turns are timed
@@ -62,7 +63,17 @@ extension UpdateStorage {
         }
         var clock = UpdaterClock(isTimed: timed, time: began)
         let interval = Signposts.begin(.delivery, label: label.string, count: Int(absorbed))
-        callUpdaters(from: consume entry, upTo: limit, stripe: stripe, animated: delivery.animated, clock: &clock)
+        // Each updater is taken under the lock: that is where its call begins. A removal from another thread
+        // takes the lock too, so it either comes first (the updater is not called) or after (the call taken is
+        // under way, and finishes). Each is released before the next is taken: an updater that removed itself
+        // lets go of what it captured (a tracked one, its tracking) at once, as removal promises.
+        var id: UInt64 = 0
+        while let next = withShared({ $0.updaters.next(after: id, upTo: limit) }) {
+            hadUpdaters = true
+            id = next.id
+            next.call(delivery.animated)
+            if clock.isTimed { clock.lap(self) }
+        }
         Signposts.end(interval)
         // The next delivery of this turn starts from here — unless completions (user code) run after this.
         if timed {
@@ -76,53 +87,6 @@ extension UpdateStorage {
             reportDelivery(
                 delivery, absorbed: absorbed, site: recordedSite, transaction: transaction,
                 nanoseconds: clock.time &- began, isScopeFlush: isScopeFlush)
-        }
-    }
-
-    /// Under the lock: the first updater, the newest id a delivery
-    /// beginning now calls, the inbox's count of posts, and whether recording noted a first request
-    /// (cleared: this delivery takes it).
-    @inline(never)
-    private func claimFirstUpdater(
-        stripe: CUnsignedInt
-    ) -> (UpdaterEntry?, limit: UInt64, posted: UInt32, hasRecordedSite: Bool) {
-        let shared = sharedPointer
-        cvu_stripe_lock(stripe)
-        defer { cvu_stripe_unlock(stripe) }
-        let entry = shared.pointee.updaters.firstEntry
-        let hasRecordedSite = shared.pointee.hasRecordedSite
-        if hasRecordedSite { shared.pointee.hasRecordedSite = false }
-        return (entry, shared.pointee.updaters.newestID, shared.pointee.posted, hasRecordedSite)
-    }
-
-    /// Calls `first` (claimed by ``claimFirstUpdater(stripe:)``) and then each later updater up to `limit`,
-    /// each taken under the lock and called outside it.
-    ///
-    /// An outlined function that owns the entry it is given: called where the delivery held its copy, an
-    /// updater was copied twice more around the call (two more retain/release pairs per delivery). The
-    /// first call is written apart from the loop's for the same reason: one `var current` for both made
-    /// the optimiser copy the entry again around each call.
-    @inline(never)
-    private func callUpdaters(
-        from first: consuming UpdaterEntry?, upTo limit: UInt64, stripe: CUnsignedInt, animated: Bool,
-        clock: inout UpdaterClock
-    ) {
-        guard let entry = consume first else { return }
-        var id = entry.id
-        entry.call(animated)
-        // Released now, before the next updater runs: an updater that removed itself in this call lets go of
-        // what it captured at once (a tracked one, its tracking), as removal promises.
-        _ = consume entry
-        if clock.isTimed { clock.lap(self) }
-        let shared = sharedPointer
-        while id < limit {
-            cvu_stripe_lock(stripe)
-            let next = shared.pointee.updaters.next(after: id, upTo: limit)
-            cvu_stripe_unlock(stripe)
-            guard let next else { return }
-            id = next.id
-            next.call(animated)
-            if clock.isTimed { clock.lap(self) }
         }
     }
 

@@ -133,14 +133,6 @@ package final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, Tu
         schedulerPointer.pointee._withUnsafeGuaranteedRef { $0.isCurrentFast }
     }
 
-    /// The shared state, for the delivery loop, which takes the lock by hand (`StripedLocks.stripe(for:)`,
-    /// `cvu_stripe_lock`/`cvu_stripe_unlock`) around a few loads and a store: through `withShared` the
-    /// generic lock was called unspecialised there, with its result copied through value witnesses.
-    @inline(__always)
-    var sharedPointer: UnsafeMutablePointer<UpdateStorageHeader.Shared> {
-        field(at: Layout.shared, as: UpdateStorageHeader.Shared.self)
-    }
-
     /// Runs `body` on the shared state under the lock. Never call out to user code inside.
     @inline(__always)
     func withShared<Result>(_ body: (inout UpdateStorageHeader.Shared) -> Result) -> Result {

@@ -35,11 +35,6 @@ struct UpdaterList {
         return lastID
     }
 
-    /// The first registered entry, if any: what ``next(after:upTo:)`` answers for `after: 0` (ids start at
-    /// 1), without its search (a delivery's first fetch, on every delivery).
-    @inline(__always)
-    var firstEntry: UpdaterEntry? { first }
-
     /// The first entry with an id above `id` and at most `limit`, if any.
     func next(after id: UInt64, upTo limit: UInt64) -> UpdaterEntry? {
         guard let head = first else { return nil }
