@@ -17,76 +17,32 @@ extension UpdateStorage {
         }
         machinePointer.pointee.deliveryBegan(delivery)
         let transaction = beginTransaction(of: delivery)
-        defer {
-            // What updaters asked for waits in the inbox for a later cycle. A nested run loop inside an
-            // updater may have run a turn that passed this storage by: register again, or what is pending
-            // would wait for an unrelated turn. Not when the context went inside an updater: the scheduler
-            // may have gone with it.
-            noteDeliveryEnded()
-            if machinePointer.pointee.deliveryEnded() && !isCancelled {
-                withScheduler { $0.scheduleOnOwnerThread(self) }
-            }
-        }
-        // The newest updater this delivery calls, the inbox's count of posts, and whether recording noted a
-        // first request (this delivery takes it).
+        // The newest updater this delivery calls; what diagnostics watch of it (see `DeliveryProbe`).
         let (limit, posted, hasRecordedSite) = withShared { shared in
             defer { shared.hasRecordedSite = false }
             return (shared.updaters.newestID, shared.posted, shared.hasRecordedSite)
         }
-        let absorbed = takeAbsorbed(posted: posted)
-        // The first request this delivery absorbed is claimed with its count, before any updater can request
-        // again (for the next delivery) or recording can change; a delivery made while not recording just
-        // forgets it (no stale site for a later one).
-        let recordedSite = hasRecordedSite ? withShared({ $0.link })?.takeRecordedSite() : nil
-        // The completions run after the updaters (inside the delivery: what they request waits for a
-        // later cycle), or once the animations the updaters started end.
-        var hadUpdaters = false
-        defer { if let transaction { endTransaction(transaction, hadUpdaters: hadUpdaters) } }
-        // The slow-updater report times each updater (a monotonic clock, ~30 ns a read) in deliveries outside a
-        // turn, while recording, and for a while after a turn slower than a frame; other turns are timed
-        // whole by the scheduler (see `TurnStamp`). A timed delivery in a turn starts from the
-        // turn's reading or the previous timed delivery's last one (no user code ran since); a nested one
-        // (an updater's `update()` of another context) reads the clock.
-        let stamp = withScheduler { $0.stamp }
-        let inTurn = stamp.pointee.inTurn
-        let recording = cvu_diagnostics_is_recording()
-        let timed = !inTurn || stamp.pointee.timedTurns > 0 || recording
-        let began = !timed ? 0 : stamp.pointee.valid ? stamp.pointee.stamp : withScheduler { $0.now() }
-        stamp.pointee.valid = false
-        if !timed {
-            // The turn is timed whole; its first untimed delivery is kept (one retain per turn), so that a slow
-            // turn with this one delivery names it.
-            if stamp.pointee.untimedDeliveries == 0 {
-                stamp.pointee.firstSubject = Unmanaged<AnyObject>.passRetained(self).toOpaque()
-            }
-            stamp.pointee.untimedDeliveries &+= 1
-        }
-        var clock = UpdaterClock(isTimed: timed, time: began)
-        let interval = Signposts.begin(.delivery, label: label.string, count: Int(absorbed))
+        var probe = DeliveryProbe(self, posted: posted, hasRecordedSite: hasRecordedSite)
         // Each updater is taken under the lock: that is where its call begins. A removal from another thread
         // takes the lock too, so it either comes first (the updater is not called) or after (the call taken is
         // under way, and finishes). Each is released before the next is taken: an updater that removed itself
         // lets go of what it captured (a tracked one, its tracking) at once, as removal promises.
         var id: UInt64 = 0
-        while let next = withShared({ $0.updaters.next(after: id, upTo: limit) }) {
-            hadUpdaters = true
+        while id < limit, let next = withShared({ $0.updaters.next(after: id, upTo: limit) }) {
             id = next.id
             next.call(delivery.animated)
-            if clock.isTimed { clock.lap(self) }
+            probe.updaterReturned(self)
         }
-        Signposts.end(interval)
-        // The next delivery of this turn starts from here — unless completions (user code) run after this.
-        if timed {
-            stamp.pointee.stamp = clock.time
-            stamp.pointee.valid = inTurn && transaction == nil && !recording
-        }
-        // Completions run after the updaters, inside the turn: a slow turn is then not this updater's alone
-        // (the next slow turns time each updater apart from what runs around it).
-        if inTurn && transaction != nil { stamp.pointee.othersRan = true }
-        if recording {
-            reportDelivery(
-                delivery, absorbed: absorbed, site: recordedSite, transaction: transaction,
-                nanoseconds: clock.time &- began, isScopeFlush: isScopeFlush)
+        probe.end(self, delivery, transaction: transaction, isScopeFlush: isScopeFlush)
+        // The completions run after the updaters (inside the delivery: what they request waits for a later
+        // cycle), or once the animations the updaters started end.
+        if let transaction { endTransaction(transaction, hadUpdaters: id != 0) }
+        // What updaters asked for waits in the inbox for a later cycle. A nested run loop inside an updater
+        // may have run a turn that passed this storage by: register again, or what is pending would wait for
+        // an unrelated turn. Not when the context went inside an updater: the scheduler may have gone with it.
+        noteDeliveryEnded()
+        if machinePointer.pointee.deliveryEnded() && !isCancelled {
+            withScheduler { $0.scheduleOnOwnerThread(self) }
         }
     }
 
@@ -130,29 +86,5 @@ extension UpdateStorage {
         if let delivery { deliver(delivery) }
         publishScheduled()
         return nil
-    }
-}
-
-/// A timed delivery's clock: when the last updater returned, and how many have been timed.
-struct UpdaterClock {
-    let isTimed: Bool
-    var time: UInt64
-    var index = 0
-
-    init(isTimed: Bool, time: UInt64) {
-        self.isTimed = isTimed
-        self.time = time
-    }
-
-    /// An updater of `storage` returned: reports it if it took longer than a frame.
-    mutating func lap(_ storage: UpdateStorage) {
-        let now = storage.withScheduler { $0.now() }
-        if now &- time > UpdateDiagnostics.frameNanoseconds {
-            storage.noteSlowUpdater(index: index, nanoseconds: now &- time)
-            time = storage.withScheduler { $0.now() }  // the report's handler is not the next updater's time
-        } else {
-            time = now
-        }
-        index += 1
     }
 }

@@ -158,3 +158,85 @@ extension UpdateStorage: SlowTurnSubject {
                     + "show the last state, call updateIfNeeded() before letting the context go."))
     }
 }
+
+/// What diagnostics watch of one delivery, made where it begins: the requests it absorbed and the first
+/// one's site (while recording), its signpost, and the time its updaters took (the slow-updater report,
+/// and the recorded delivery's duration).
+///
+/// The slow-updater report times each updater (a monotonic clock, ~30 ns a read) in deliveries outside a
+/// turn, while recording, and for a while after a turn slower than a frame; other turns are timed whole by
+/// the scheduler (see `TurnStamp`). A timed delivery in a turn starts from the turn's reading or the previous
+/// timed delivery's last one (no user code ran since); a nested one (an updater's `update()` of another
+/// context) reads the clock.
+struct DeliveryProbe {
+    private let absorbed: UInt32
+    private let recordedSite: UpdateDiagnostics.Report.CallSite?
+    private let stamp: UnsafeMutablePointer<TurnStamp>
+    private let inTurn: Bool
+    private let recording: Bool
+    private let isTimed: Bool
+    private let began: UInt64
+    private let interval: SignpostInterval?
+    /// When the last updater returned, and how many have returned.
+    private var time: UInt64
+    private var index = 0
+
+    /// `posted`: the inbox's count of posts; `hasRecordedSite`: whether recording noted a first request.
+    @inline(__always)
+    init(_ storage: UpdateStorage, posted: UInt32, hasRecordedSite: Bool) {
+        absorbed = storage.takeAbsorbed(posted: posted)
+        // The first request this delivery absorbed is claimed with its count, before any updater can request
+        // again (for the next delivery) or recording can change; a delivery made while not recording just
+        // forgets it (no stale site for a later one).
+        recordedSite = hasRecordedSite ? storage.linkIfMade?.takeRecordedSite() : nil
+        stamp = storage.withScheduler { $0.stamp }
+        inTurn = stamp.pointee.inTurn
+        recording = cvu_diagnostics_is_recording()
+        isTimed = !inTurn || stamp.pointee.timedTurns > 0 || recording
+        began = !isTimed ? 0 : stamp.pointee.valid ? stamp.pointee.stamp : storage.withScheduler { $0.now() }
+        stamp.pointee.valid = false
+        if !isTimed {
+            // The turn is timed whole; its first untimed delivery is kept (one retain per turn), so that a slow
+            // turn with this one delivery names it.
+            if stamp.pointee.untimedDeliveries == 0 {
+                stamp.pointee.firstSubject = Unmanaged<AnyObject>.passRetained(storage).toOpaque()
+            }
+            stamp.pointee.untimedDeliveries &+= 1
+        }
+        time = began
+        interval = Signposts.begin(.delivery, label: storage.label.string, count: Int(absorbed))
+    }
+
+    /// An updater returned: reported if it took longer than a frame (in a timed delivery).
+    @inline(__always)
+    mutating func updaterReturned(_ storage: UpdateStorage) {
+        guard isTimed else { return }
+        let now = storage.withScheduler { $0.now() }
+        if now &- time > UpdateDiagnostics.frameNanoseconds {
+            storage.noteSlowUpdater(index: index, nanoseconds: now &- time)
+            time = storage.withScheduler { $0.now() }  // the report's handler is not the next updater's time
+        } else {
+            time = now
+        }
+        index += 1
+    }
+
+    /// The updaters have returned; `transaction`'s completions run next.
+    @inline(__always)
+    func end(_ storage: UpdateStorage, _ delivery: Delivery, transaction: CompletionGroup?, isScopeFlush: Bool) {
+        Signposts.end(interval)
+        // The next delivery of this turn starts from here — unless completions (user code) run after this.
+        if isTimed {
+            stamp.pointee.stamp = time
+            stamp.pointee.valid = inTurn && transaction == nil && !recording
+        }
+        // Completions run after the updaters, inside the turn: a slow turn is then not this updater's alone
+        // (the next slow turns time each updater apart from what runs around it).
+        if inTurn && transaction != nil { stamp.pointee.othersRan = true }
+        if recording {
+            storage.reportDelivery(
+                delivery, absorbed: absorbed, site: recordedSite, transaction: transaction,
+                nanoseconds: time &- began, isScopeFlush: isScopeFlush)
+        }
+    }
+}
