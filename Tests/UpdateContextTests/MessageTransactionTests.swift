@@ -88,7 +88,7 @@ extension NotificationCenter.MessageIdentifier where Self == NotificationCenter.
     static var mailArrived: Self { .init() }
 }
 
-/// `requestUpdates(on:of:center:transaction:)`: a message says how its update animates; and every message
+/// `requestUpdates(on:of:center:animated:transaction:)`: a message says how its update animates; and every message
 /// form in Foundation's identifier spelling.
 @available(iOS 26, macOS 26, tvOS 26, watchOS 26, visionOS 26, *)
 final class MessageTransactionTests: XCTestCase {
@@ -138,6 +138,23 @@ final class MessageTransactionTests: XCTestCase {
         scheduler.turn()
         XCTAssertEqual(shown.last, "0 -", "nil: a plain request, with the context's default (not animated)")
         withExtendedLifetime(plain) {}
+    }
+
+    /// Without a transaction for a message (the closure returns `nil`), the request has the subscription's
+    /// flag: a message the closure maps to `nil` animates with the context's default animation when
+    /// `animated` is `true`, and one it maps to a transaction animates as that says.
+    func testAMessageMappedToNoTransactionRequestsWithTheFlag() {
+        let subscription = context.requestUpdates(on: PanelWillMove.self, of: panel, center: center, animated: true) {
+            message in message.height > 100 ? UpdateTransaction(animation: .easeIn(duration: 0.1)) : nil
+        }
+        height.withLock { $0 = 50 }
+        post(PanelWillMove(duration: 0.25, curve: 7, height: 50))
+        scheduler.turn()
+        height.withLock { $0 = 200 }
+        post(PanelWillMove(duration: 0.25, curve: 7, height: 200))
+        scheduler.turn()
+        XCTAssertEqual(shown, ["50 \(UpdateAnimation.default)", "200 \(UpdateAnimation.easeIn(duration: 0.1))"])
+        withExtendedLifetime(subscription) {}
     }
 
     /// A message's transaction keeps its completions: told once, after the delivery that showed it; and posted

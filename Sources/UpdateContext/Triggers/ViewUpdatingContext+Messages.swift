@@ -8,12 +8,15 @@ import NotificationCoalescing
 @available(iOS 26, macOS 26, tvOS 26, watchOS 26, visionOS 26, *)
 extension ViewUpdatingContext {
     /// Starts a subscription that requests an update every time `center` posts a main-actor message of
-    /// `messageType` (for `subject`, or for any subject when `nil`).
+    /// `messageType` (for `subject`, or for any subject when `nil`): with the transaction `transaction` makes
+    /// of the message — the animation it calls for (a keyboard message's duration and curve:
+    /// `UpdateAnimation/keyboard(_:)`), custom values, completions — or, without one (no closure, or it
+    /// returns `nil`), a request with the flag `animated`.
     ///
-    /// The message itself is ignored: it is an event that makes the view out of date. N messages in a
-    /// cycle make one delivery. A message posted inside `withUpdateTransaction` (or `withUpdateAnimation`)
-    /// carries that transaction: Foundation calls main-actor observers synchronously inside the post, where
-    /// the scope is current.
+    /// N messages in a cycle make one delivery, whose transaction merges theirs (the last animation wins). A
+    /// message posted inside `withUpdateTransaction` (or `withUpdateAnimation`) carries that transaction:
+    /// Foundation calls main-actor observers synchronously inside the post, where the scope is current; a
+    /// transaction made of the message wins over the scope's, and the scope's completions wait for it too.
     ///
     /// ```swift
     /// import Foundation
@@ -29,13 +32,18 @@ extension ViewUpdatingContext {
     /// let inbox = Inbox()
     /// let updateContext = ViewUpdatingContext()
     /// let subscription = updateContext.requestUpdates(on: UnreadChanged.self, of: inbox)
+    /// let animated = updateContext.requestUpdates(on: UnreadChanged.self) { message in
+    ///     message.unread > 0 ? UpdateTransaction(animation: .spring(duration: 0.3)) : nil
+    /// }
     /// ```
     ///
     /// - Parameters:
     ///   - messageType: The message type.
     ///   - subject: Only messages posted for this subject (by identity); `nil` for every subject.
     ///   - center: The center to observe.
-    ///   - animated: The flag of each request.
+    ///   - animated: The flag of a request without a transaction.
+    ///   - transaction: The transaction of a message's request, made on the main actor inside the post;
+    ///     `nil` (or a closure that returns `nil`): a request with `animated`.
     ///   - file: The caller's file (`#fileID`): diagnostics name this creation site for the requests the
     ///     messages make.
     ///   - line: The caller's line.
@@ -44,31 +52,38 @@ extension ViewUpdatingContext {
     ///   thread.
     public func requestUpdates<M: NotificationCenter.MainActorMessage>(
         on messageType: M.Type, of subject: M.Subject? = nil, center: NotificationCenter = .default,
-        animated: Bool? = nil, file: StaticString = #fileID, line: UInt = #line
+        animated: Bool? = nil, transaction: (@MainActor (M) -> UpdateTransaction?)? = nil,
+        file: StaticString = #fileID, line: UInt = #line
     ) -> UpdateSubscription where M.Subject: AnyObject {
         let link = storage.link
         let site = RequestSite(file: file, line: line)
         return MessageTrigger.start(link: link, center: center, cancelsOnRelease: true) { trigger in
-            center.addObserver(of: subject, for: messageType) { _ in
+            center.addObserver(of: subject, for: messageType) { message in
                 if trigger.isCancelled { return }
-                link.setNeedsUpdate(animated, site: site)
+                if let request = transaction?(message) {
+                    link.setNeedsUpdate(transaction: request, site: site)
+                } else {
+                    link.setNeedsUpdate(animated, site: site)
+                }
             }
         }
     }
 
     /// Starts a subscription that requests an update every time `center` posts an async message of
-    /// `messageType` (for `subject`, or for any subject when `nil`).
+    /// `messageType` (for `subject`, or for any subject when `nil`), with the transaction `transaction` makes
+    /// of it or, without one, the flag `animated`.
     ///
     /// Foundation calls async observers on tasks of their own, after the post: the requests coalesce as
     /// usual (N messages in a cycle, one delivery), but they do not see a `withUpdateTransaction` around
-    /// the post; such a request carries no transaction. To animate, pass `animated`, or make each message's
-    /// transaction with `requestUpdates(on:of:center:transaction:)`.
+    /// the post: `animated` or `transaction` is how such a message's request animates.
     ///
     /// - Parameters:
     ///   - messageType: The message type.
     ///   - subject: Only messages posted for this subject (by identity); `nil` for every subject.
     ///   - center: The center to observe.
-    ///   - animated: The flag of each request.
+    ///   - animated: The flag of a request without a transaction.
+    ///   - transaction: The transaction of a message's request, made on Foundation's task for the message;
+    ///     `nil` (or a closure that returns `nil`): a request with `animated`.
     ///   - file: The caller's file (`#fileID`): diagnostics name this creation site for the requests the
     ///     messages make.
     ///   - line: The caller's line.
@@ -78,16 +93,65 @@ extension ViewUpdatingContext {
     ///   request). It also ends when this context is released. Any thread.
     public func requestUpdates<M: NotificationCenter.AsyncMessage>(
         on messageType: M.Type, of subject: M.Subject? = nil, center: NotificationCenter = .default,
-        animated: Bool? = nil, file: StaticString = #fileID, line: UInt = #line
+        animated: Bool? = nil, transaction: (@Sendable (M) -> UpdateTransaction?)? = nil,
+        file: StaticString = #fileID, line: UInt = #line
     ) -> UpdateSubscription where M.Subject: AnyObject {
         let link = storage.link
         let site = RequestSite(file: file, line: line)
         return MessageTrigger.start(link: link, center: center, cancelsOnRelease: true) { trigger in
-            center.addObserver(of: subject, for: messageType) { _ in
+            center.addObserver(of: subject, for: messageType) { message in
                 if trigger.isCancelled { return }
-                link.setNeedsUpdate(animated, site: site)
+                if let request = transaction?(message) {
+                    link.setNeedsUpdate(transaction: request, site: site)
+                } else {
+                    link.setNeedsUpdate(animated, site: site)
+                }
             }
         }
+    }
+
+    // MARK: Foundation's identifier spelling
+
+    /// `requestUpdates(on:of:center:animated:transaction:file:line:)` for a message named in Foundation's
+    /// identifier spelling: `updateContext.requestUpdates(on: .keyboardWillShow)`. Where the SDK declares the
+    /// identifier for more than one message type, name the subject or pass the type (see
+    /// `refreshes(on:of:center:)`).
+    public func requestUpdates<
+        Identifier: NotificationCenter.MessageIdentifier, M: NotificationCenter.MainActorMessage
+    >(
+        on identifier: Identifier, of subject: M.Subject? = nil, center: NotificationCenter = .default,
+        animated: Bool? = nil, transaction: (@MainActor (M) -> UpdateTransaction?)? = nil,
+        file: StaticString = #fileID, line: UInt = #line
+    ) -> UpdateSubscription where Identifier.MessageType == M, M.Subject: AnyObject {
+        requestUpdates(
+            on: M.self, of: subject, center: center, animated: animated, transaction: transaction, file: file,
+            line: line)
+    }
+
+    /// The async-message form of `requestUpdates(on:of:center:animated:transaction:file:line:)` in
+    /// Foundation's identifier spelling.
+    public func requestUpdates<Identifier: NotificationCenter.MessageIdentifier, M: NotificationCenter.AsyncMessage>(
+        on identifier: Identifier, of subject: M.Subject? = nil, center: NotificationCenter = .default,
+        animated: Bool? = nil, transaction: (@Sendable (M) -> UpdateTransaction?)? = nil,
+        file: StaticString = #fileID, line: UInt = #line
+    ) -> UpdateSubscription where Identifier.MessageType == M, M.Subject: AnyObject {
+        requestUpdates(
+            on: M.self, of: subject, center: center, animated: animated, transaction: transaction, file: file,
+            line: line)
+    }
+
+    /// `refreshes(on:of:center:)` for a lifecycle message named in Foundation's identifier
+    /// spelling: `updateContext.refreshes(on: .willEnterForeground, of: UIApplication.shared)`.
+    ///
+    /// Name the subject: iOS 26's SDK declares `.willEnterForeground` for UIKit's `UIApplication` and `UIScene`
+    /// messages and Foundation's `NSExtensionContext` one, and `.didBecomeActive` for two, so without `of:`
+    /// the identifier is ambiguous (a compile error). Or pass the type:
+    /// `updateContext.refreshes(on: UIApplication.WillEnterForegroundMessage.self)`.
+    @discardableResult
+    public func refreshes<Identifier: NotificationCenter.MessageIdentifier, M: NotificationCenter.MainActorMessage>(
+        on identifier: Identifier, of subject: M.Subject? = nil, center: NotificationCenter = .default
+    ) -> UpdateSubscription where Identifier.MessageType == M, M.Subject: AnyObject {
+        refreshes(on: M.self, of: subject, center: center)
     }
 
     /// Makes this context refresh on a main-actor lifecycle message, as it does on the names of its
