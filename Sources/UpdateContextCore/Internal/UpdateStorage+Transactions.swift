@@ -238,7 +238,7 @@ extension UpdateStorage {
     /// The transaction of the delivery under way, as its updaters get it: the merged transaction of the
     /// requests it absorbed, or one with the default animation (or none) when they carried none. Main
     /// thread, inside updaters.
-    func deliveryTransaction(animated: Bool) -> UpdateTransaction {
+    package func deliveryTransaction(animated: Bool) -> UpdateTransaction {
         machinePointer.pointee.ledger?.delivering ?? UpdateTransaction(animation: animated ? .default : nil)
     }
 

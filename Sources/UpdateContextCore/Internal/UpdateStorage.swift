@@ -663,7 +663,7 @@ extension UpdateStorage {
     }
 
     /// The number of the delivery under way (or of the last one): main thread, inside updaters.
-    var deliverySerial: UInt64 {
+    package var deliverySerial: UInt64 {
         machinePointer.pointee.deliverySerial
     }
 

@@ -1,4 +1,5 @@
 import CoalescingRuntime
+import UpdateContextCore
 
 /// One delivery of a ``ViewUpdatingContext``, as its observable faces and its deliveries publisher
 /// announce it.
