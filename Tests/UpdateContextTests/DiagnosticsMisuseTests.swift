@@ -139,9 +139,9 @@ final class DiagnosticsMisuseTests: XCTestCase {
         let context = ViewUpdatingContext.passContext(label: "unbound", animated: false, refreshEvents: [])
         var deliveries = 0
         context.onUpdate { _ in deliveries += 1 }
-        for _ in 0..<3 {
+        for round in 1...3 {
             context.setNeedsUpdate()
-            spinMainQueue()
+            spinMainQueue { deliveries >= round }
         }
         XCTAssertEqual(deliveries, 3, "the fallback delivers")
         let reports = recorder.reports(label: "unbound", kind: .unboundPropertiesPass)
@@ -151,12 +151,15 @@ final class DiagnosticsMisuseTests: XCTestCase {
         let bound = ViewUpdatingContext.passContext(label: "bound", animated: false, refreshEvents: [])
         bound.bindPass {}
         bound.setNeedsUpdate()
-        spinMainQueue()
+        spinMainQueue { true }  // four passes: a report would have come by then
         XCTAssertTrue(recorder.reports(label: "bound").isEmpty)
     }
 
-    private func spinMainQueue() {
+    /// Four passes of the main run loop, then until `done` (bounded: the fallback is main-queue hops away, and
+    /// a loaded machine or a sanitizer may need more passes).
+    private func spinMainQueue(until done: () -> Bool) {
         for _ in 0..<4 { RunLoop.main.run(until: Date()) }
+        spinMainLoop(timeout: 10, until: done)
     }
 
     // MARK: Misuse through the same channel

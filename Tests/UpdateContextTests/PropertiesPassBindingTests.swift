@@ -46,8 +46,11 @@ final class PropertiesPassBindingTests: XCTestCase {
         recorder.stop()
     }
 
-    private func spinMainQueue() {
+    /// Four passes of the main run loop, then until `done` (bounded: the fallback is main-queue hops away, and
+    /// a loaded machine or a sanitizer may need more passes).
+    private func spinMainQueue(until done: () -> Bool) {
         for _ in 0..<4 { RunLoop.main.run(until: Date()) }
+        spinMainLoop(timeout: 10, until: done)
     }
 
     /// A pass context bound to `view` as `startUpdatingView()` binds it, rendering `model` into `view.shown`.
@@ -71,7 +74,7 @@ final class PropertiesPassBindingTests: XCTestCase {
             model.withLock { $0 = value }
             context.setNeedsUpdate()
             context.setNeedsUpdate()
-            spinMainQueue()
+            spinMainQueue { view.shown.count >= value }
         }
         XCTAssertEqual(view.shown, [1, 2, 3], "one delivery per cycle, inside the pass, showing the cycle's value")
         XCTAssertEqual(view.passesRun, 3)
@@ -89,7 +92,7 @@ final class PropertiesPassBindingTests: XCTestCase {
         for value in 1...3 {
             model.withLock { $0 = value }
             context.setNeedsUpdate()
-            spinMainQueue()
+            spinMainQueue { view.shown.count >= value }
         }
         XCTAssertEqual(view.shown, [1, 2, 3], "the fallback delivers each cycle")
         let reports = recorder.reports(label: "no override", kind: .missedPropertiesPass)
@@ -107,7 +110,7 @@ final class PropertiesPassBindingTests: XCTestCase {
         let context = boundContext("off screen", view: view, model: model)
         model.withLock { $0 = 7 }
         context.setNeedsUpdate()
-        spinMainQueue()
+        spinMainQueue { !view.shown.isEmpty }
         XCTAssertEqual(view.shown, [7])
         XCTAssertEqual(view.passesAsked, 1)
         XCTAssertTrue(recorder.reports(label: "off screen").isEmpty)
@@ -135,11 +138,11 @@ final class PropertiesPassBindingTests: XCTestCase {
             context.bindPass(
                 { owner.setNeedsUpdateProperties() }, isInWindow: { owner.isInWindow }, onlyIfUnbound: true))
         context.setNeedsUpdate()
-        spinMainQueue()
+        spinMainQueue { other.passesAsked >= 1 }
         XCTAssertEqual([owner.passesAsked, other.passesAsked], [0, 1])
         XCTAssertTrue(context.bindPass({ owner.setNeedsUpdateProperties() }, isInWindow: { owner.isInWindow }))
         context.setNeedsUpdate()
-        spinMainQueue()
+        spinMainQueue { owner.passesAsked >= 1 }
         XCTAssertEqual([owner.passesAsked, other.passesAsked], [1, 1])
         // A context made otherwise has no pass to bind.
         let ordinary = ViewUpdatingContext(refreshEvents: [])
@@ -152,7 +155,7 @@ final class PropertiesPassBindingTests: XCTestCase {
         var deliveries = 0
         context.onUpdate { _ in deliveries += 1 }
         context.setNeedsUpdate()
-        spinMainQueue()
+        spinMainQueue { deliveries >= 1 }
         XCTAssertEqual(deliveries, 1)
         let message = recorder.reports(label: "never bound", kind: .unboundPropertiesPass).first?.message ?? ""
         XCTAssertTrue(message.contains("startUpdatingView()"), message)
