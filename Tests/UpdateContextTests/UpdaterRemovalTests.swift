@@ -112,6 +112,39 @@ final class UpdaterRemovalTests: XCTestCase {
         withExtendedLifetime(me) {}
     }
 
+    /// An updater that removes itself and is slower than a frame lets go of what it captured before the
+    /// slow-updater report (user code: the diagnostics handler) runs about it, in every updater position.
+    func testAnUpdaterThatRemovesItselfReleasesItsCapturesBeforeItsSlowUpdaterReport() {
+        final class Canary: Sendable {
+            let released: NotificationCoalescing.Locked<Bool>
+            init(_ released: NotificationCoalescing.Locked<Bool>) { self.released = released }
+            deinit { released.withLock { $0 = true } }
+        }
+        for position in 0..<2 {
+            let context = ViewUpdatingContext(label: "slow \(position)", scheduler: scheduler, refreshEvents: [])
+            if position == 1 { context.onUpdate { _ in } }
+            let released = NotificationCoalescing.Locked(false)
+            let releasedAtReport = NotificationCoalescing.Locked<Bool?>(nil)
+            let previous = UpdateDiagnostics.handler
+            UpdateDiagnostics.handler = { report in
+                if report.kind == .slowUpdater { releasedAtReport.withLock { $0 = released.withLock { $0 } } }
+            }
+            defer { UpdateDiagnostics.handler = previous }
+            var me: ViewUpdatingContext.ViewUpdater?
+            do {
+                let canary = Canary(released)
+                me = context.onUpdate { [scheduler] _ in
+                    withExtendedLifetime(canary) {}
+                    me?.remove()
+                    scheduler!.advanceClock(by: 0.040)  // this updater "takes" 40 ms
+                }
+            }
+            context.update()  // outside a turn: each updater is timed
+            XCTAssertEqual(releasedAtReport.withLock { $0 }, true, "position \(position): released before the report")
+            withExtendedLifetime(me) {}
+        }
+    }
+
     func testAReleasedContextFreesItsUpdatersAtOnceWithAnUpdatePendingAndItsTokenHeld() {
         weak var weakCanary: Canary?
         var token: ViewUpdatingContext.ViewUpdater?

@@ -25,12 +25,14 @@ extension UpdateStorage {
         var probe = DeliveryProbe(self, posted: posted, hasRecordedSite: hasRecordedSite)
         // Each updater is taken under the lock: that is where its call begins. A removal from another thread
         // takes the lock too, so it either comes first (the updater is not called) or after (the call taken is
-        // under way, and finishes). Each is released before the next is taken: an updater that removed itself
-        // lets go of what it captured (a tracked one, its tracking) at once, as removal promises.
+        // under way, and finishes). Each is released as its call returns, before any other code runs (the
+        // probe's report is the user's handler): an updater that removed itself lets go of what it captured (a
+        // tracked one, its tracking) at once, as removal promises.
         var id: UInt64 = 0
         while id < limit, let next = withShared({ $0.updaters.next(after: id, upTo: limit) }) {
             id = next.id
             next.call(delivery.animated)
+            _ = consume next
             probe.updaterReturned(self)
         }
         probe.end(self, delivery, transaction: transaction, isScopeFlush: isScopeFlush)
