@@ -34,8 +34,9 @@ func randomSeeds(fixed: [UInt64]) -> [UInt64] {
 /// suspension, turns in common and private modes, removals from any thread and releases, on a
 /// `ManualScheduler`, checked after every step against `ReferenceRules` (CONTRACT.md's table, written
 /// apart from the library): the same deliveries with the same flags, every updater of a delivery the
-/// same flag, nothing after removal or release, nothing in a private mode, and after each run to
-/// idleness nothing left that the mode admits (the liveness rule).
+/// same flag, nothing after removal or release (and a removed updater's captures gone at once, before even a
+/// slow-updater report about it runs), nothing in a private mode, and after each run to idleness nothing left
+/// that the mode admits (the liveness rule).
 final class RandomizedModelTests: XCTestCase {
     /// One context under test and its model.
     final class Subject {
@@ -49,6 +50,15 @@ final class RandomizedModelTests: XCTestCase {
         var disagreements = 0
         var secondary: ViewUpdatingContext.ViewUpdater?
         var secondaryRemoved = false
+        /// Whether what the secondary updater captured has been released (removal releases it at once).
+        var secondaryCapturesReleased = false
+        /// The secondary updater removes itself in its next call (and then takes longer than a frame, when
+        /// `slowSelfRemoval`): what it captured must be gone before any other code runs, the slow-updater
+        /// report's handler included.
+        var removesItselfNext = false
+        var slowSelfRemoval = false
+        /// Slow-updater reports about this context that ran while the removed updater's captures lived.
+        var reportsWhileCapturesLived = 0
         var callsAfterRemoval = 0
         var callsAfterRelease = 0
         var released = false
@@ -126,9 +136,20 @@ final class RandomizedModelTests: XCTestCase {
         var privateTurn = false
         var subjects: [Subject] = []
 
+        let byLabel = SubjectsByLabel()
+        let previousHandler = UpdateDiagnostics.handler
+        UpdateDiagnostics.handler = { report in
+            guard report.kind == .slowUpdater, let subject = byLabel.subjects[report.label] else { return }
+            if subject.secondaryRemoved && !subject.secondaryCapturesReleased { subject.reportsWhileCapturesLived += 1 }
+        }
+        defer { UpdateDiagnostics.handler = previousHandler }
+        var made = 0
         func make(_ subject: Subject) {
+            made += 1
+            let label = "random subject \(made)"
+            byLabel.subjects[label] = subject
             let context = ViewUpdatingContext(
-                animated: subject.model.defaultAnimated, scheduler: scheduler, refreshEvents: [])
+                label: label, animated: subject.model.defaultAnimated, scheduler: scheduler, refreshEvents: [])
             context.onUpdate { [unowned subject, unowned context] animated in
                 if subject.released { subject.callsAfterRelease += 1 }
                 if privateTurn { subject.deliveredInPrivateTurn += 1 }
@@ -143,9 +164,18 @@ final class RandomizedModelTests: XCTestCase {
                     Self.make(request, on: context, recorder: subject.completions)  // deferred: updaters are running
                 }
             }
+            let canary = SecondaryCanary(subject)
             subject.secondary = context.onUpdate { [unowned subject] animated in
+                withExtendedLifetime(canary) {}
                 if subject.secondaryRemoved { subject.callsAfterRemoval += 1 }
                 if subject.delivered.last != animated { subject.disagreements += 1 }
+                if subject.removesItselfNext {
+                    subject.removesItselfNext = false
+                    subject.secondaryRemoved = true
+                    subject.secondary?.remove()
+                    subject.secondary = nil
+                    if subject.slowSelfRemoval { scheduler.advanceClock(by: 0.040) }  // "takes" 40 ms
+                }
             }
             subject.context = context
         }
@@ -328,13 +358,24 @@ final class RandomizedModelTests: XCTestCase {
                 subject.applyInbox()  // step 3: what the animated delivery's updaters asked
                 subject.model.endOfCycle()
             case 92..<94:
-                guard !subject.secondaryRemoved, let token = subject.secondary else { continue }
-                log.append("remove secondary")
-                subject.secondaryRemoved = true
-                if Bool.random(using: &random) {
+                guard !subject.secondaryRemoved, !subject.removesItselfNext, let token = subject.secondary else {
+                    continue
+                }
+                switch Int.random(in: 0..<3, using: &random) {
+                case 0:
+                    log.append("remove secondary")
+                    subject.secondaryRemoved = true
                     token.remove()
-                } else {
+                    subject.secondary = nil  // the token alone keeps nothing of the updater
+                case 1:
+                    log.append("remove secondary on another thread")
+                    subject.secondaryRemoved = true
                     onAnotherThread { token.remove() }
+                    subject.secondary = nil
+                default:
+                    subject.removesItselfNext = true
+                    subject.slowSelfRemoval = Bool.random(using: &random)
+                    log.append("arm the secondary's removal of itself\(subject.slowSelfRemoval ? ", slow" : "")")
                 }
             default:
                 log.append("release")
@@ -389,6 +430,13 @@ final class RandomizedModelTests: XCTestCase {
                 }
                 XCTAssertEqual(s.disagreements, 0, "seed \(seed): updaters of one delivery disagreed")
                 XCTAssertEqual(s.callsAfterRemoval, 0, "seed \(seed): a removed updater was called")
+                if s.secondaryRemoved && !s.secondaryCapturesReleased {
+                    XCTFail("seed \(seed) step \(step) context \(index): a removed updater's captures live on")
+                    return
+                }
+                XCTAssertEqual(
+                    s.reportsWhileCapturesLived, 0,
+                    "seed \(seed) step \(step): a slow-updater report ran before a removed updater's captures went")
                 XCTAssertEqual(s.deliveredInPrivateTurn, 0, "seed \(seed): delivered in a private mode")
             }
         }
@@ -396,6 +444,20 @@ final class RandomizedModelTests: XCTestCase {
         for s in subjects {
             XCTAssertEqual(s.callsAfterRelease, 0, "seed \(seed): a released context delivered")
         }
+    }
+
+    /// What the secondary updater captures: its release marks the subject's `secondaryCapturesReleased`.
+    final class SecondaryCanary {
+        weak var subject: Subject?
+        init(_ subject: Subject) { self.subject = subject }
+        deinit { subject?.secondaryCapturesReleased = true }
+    }
+
+    /// The subjects by their contexts' labels, for the diagnostics handler (the main thread, which turns the
+    /// manual scheduler, is the only one that delivers).
+    // @unchecked Sendable: read and written on the test's thread only.
+    final class SubjectsByLabel: @unchecked Sendable {
+        var subjects: [String: Subject] = [:]
     }
 
     /// The completions of one subject's transactions: `id@delivery` for those shown (the delivery's number
