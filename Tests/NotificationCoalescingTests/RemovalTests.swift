@@ -124,7 +124,7 @@ final class RemovalTests: XCTestCase {
             queue.append(PendingNotification(notification: note, style: .asap, modes: [.default], sender: .none))
         }
         XCTAssertEqual(queue.count, 1)
-        XCTAssertLessThanOrEqual(queue.slotCount, PendingQueue.compactionThreshold, "slots follow what is held")
+        XCTAssertLessThanOrEqual(queue.slots.count, PendingQueue.compactionThreshold, "slots follow what is held")
     }
 
     func testCoalescedEnqueuesDoNotGrowMemory() {
@@ -152,7 +152,7 @@ final class RemovalTests: XCTestCase {
         }
         let held = queue.count
         XCTAssertLessThanOrEqual(held, 3)
-        XCTAssertLessThanOrEqual(queue.slotCount, PendingQueue.compactionThreshold)
+        XCTAssertLessThanOrEqual(queue.slots.count, PendingQueue.compactionThreshold)
         let taken = queue.take { _ in true }
         XCTAssertEqual(taken.count, held, "compaction kept every held notification")
         XCTAssertTrue(queue.isEmpty)

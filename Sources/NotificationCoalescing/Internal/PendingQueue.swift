@@ -24,7 +24,7 @@ package struct PendingQueue {
         let sender: SenderKey
     }
 
-    private var slots: [PendingNotification?] = []
+    private(set) var slots: [PendingNotification?] = []
     private var byNameAndSender: [NameAndSender: [Int]] = [:]
     private var byName: [Notification.Name: [Int]]?
     private var bySender: [SenderKey: [Int]]?
@@ -175,9 +175,6 @@ package struct PendingQueue {
 
     /// Below this many slots, emptied ones are left until the next turn takes everything.
     static let compactionThreshold = 64
-
-    /// How many slots (held and emptied) the queue keeps: bounded by about twice what is held.
-    package var slotCount: Int { slots.count }
 
     /// Rebuilds the slots and the indexes from the held notifications, in order.
     private mutating func compact() {
