@@ -55,15 +55,6 @@ extension UpdateStorage: SlowTurnSubject {
         withShared { $0.hasRecordedSite = true }
     }
 
-    /// A request on any thread (a transaction's): counted and checked as its thread's path does.
-    func noteRequest(_ site: RequestSite) {
-        if isOnSchedulerThread {
-            noteMainThreadRequest(site)
-        } else {
-            noteRequestElsewhere(site)
-        }
-    }
-
     /// A request from another thread, while recording.
     func noteRequestElsewhere(_ site: RequestSite) {
         if cvu_diagnostics_is_recording() { noteFirstRequest(site) }

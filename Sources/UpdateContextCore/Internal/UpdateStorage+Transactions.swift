@@ -66,36 +66,15 @@ extension UpdateStorage {
     @inline(__always)
     package func request(_ transaction: UpdateTransaction, update: Bool, site: RequestSite?) {
         if !update && isRepeatedPlainTransaction(transaction) { return }
-        guard let site else { return requestSlowly(transaction.claimingCompletions(), update: update) }
-        noting(site, of: transaction, update: update) {
-            requestSlowly(transaction.claimingCompletions(), update: update)
-        }
+        requestSlowly(transaction, update: update, site: site)
     }
 
-    /// Runs `request` with `site` noted for the delivery that absorbs it: after the request when it makes the
-    /// rules' early flush (which delivers what was pending before it), before it otherwise.
-    private func noting(
-        _ site: RequestSite, of transaction: UpdateTransaction, update: Bool, _ request: () -> Void
-    ) {
-        let flushesFirst = !update && transaction.isAnimated && isOnSchedulerThread && hasNonAnimatedRequestPending
-        if !flushesFirst { noteRequest(site) }
-        request()
-        if flushesFirst { noteRequest(site) }
-    }
-
-    /// ``request(_:update:site:)`` from a call in the user's code: the site is made only on the slow path.
+    /// ``request(_:update:site:)`` from a call in the user's code: it joins the current scope, and its site is
+    /// made only on the slow path.
     @inline(__always)
     package func request(_ transaction: UpdateTransaction, file: StaticString, line: UInt) {
         if isRepeatedPlainTransaction(transaction) { return }
-        requestSlowly(transaction, file: file, line: line)
-    }
-
-    @inline(never)
-    func requestSlowly(_ transaction: UpdateTransaction, file: StaticString, line: UInt) {
-        let transaction = transaction.joiningCurrentScope()
-        noting(RequestSite(file: file, line: line), of: transaction, update: false) {
-            requestSlowly(transaction.claimingCompletions(), update: false)
-        }
+        requestSlowly(transaction.joiningCurrentScope(), update: false, site: RequestSite(file: file, line: line))
     }
 
     /// The fast path: the same plain transaction again on a dirty context changes nothing (counted while
@@ -115,15 +94,24 @@ extension UpdateStorage {
         return false
     }
 
-    /// `transaction` is claimed (``UpdateTransaction/claimingCompletions()``): from here on, every path
-    /// either keeps it pending, hands it to a delivery, or tells it why it was dropped.
-    private func requestSlowly(_ transaction: UpdateTransaction, update: Bool) {
+    /// The thread is decided once here. `transaction` is claimed (``UpdateTransaction/claimingCompletions()``):
+    /// from here on, every path either keeps it pending, hands it to a delivery, or tells it why it was dropped.
+    @inline(never)
+    func requestSlowly(_ transaction: UpdateTransaction, update: Bool, site: RequestSite?) {
+        let transaction = transaction.claimingCompletions()
         guard isOnSchedulerThread else {
+            if let site { noteRequestElsewhere(site) }
             postToInbox(transaction, update: update)
             return
         }
         drainInboxIfNeeded()
+        // The site is noted for the delivery that absorbs it: after the request when it makes the rules' early
+        // flush (which delivers what was pending before it), before it otherwise.
+        let pending = machinePointer.pointee.pending
+        let flushesFirst = !update && transaction.isAnimated && pending.isScheduled && pending.flag == false
+        if let site, !flushesFirst { noteMainThreadRequest(site) }
         apply(transaction, update: update)
+        if let site, flushesFirst { noteMainThreadRequest(site) }
     }
 
     /// A request with `transaction` (claimed), on the main thread: the rules see "has an animation" as its

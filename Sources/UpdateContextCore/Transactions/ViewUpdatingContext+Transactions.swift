@@ -41,7 +41,8 @@ extension ViewUpdatingContext {
     /// The slow path of ``setNeedsUpdate(transaction:file:line:)``.
     @usableFromInline
     func _request(_ transaction: UpdateTransaction, file: StaticString, line: UInt) {
-        storage.requestSlowly(transaction, file: file, line: line)
+        storage.requestSlowly(
+            transaction.joiningCurrentScope(), update: false, site: RequestSite(file: file, line: line))
     }
 
     /// Delivers at once with `transaction` (merged after what is pending) and cancels the update scheduled
