@@ -151,7 +151,9 @@ public final class ViewUpdatingContext: Sendable {
         let storage = UpdateStorage.make(
             animated: animated, scheduler: scheduler, label: DiagnosticLabel(label, file: file, line: line))
         self.storage = storage
-        AnimatedScopeFlush.note(scheduler)
+        // Made on the scheduler's own thread, the context joins that thread's list of schedulers at once, so
+        // that an animating scope there flushes what other threads request before the scheduler's first turn.
+        if scheduler.isCurrent { scheduler.joinCurrentThread() }
         if !refreshEvents.isEmpty {
             RefreshHub.join(storage, names: refreshEvents, center: center)
         }

@@ -16,12 +16,6 @@ import CoalescingRuntime
 /// in a main-queue block); their own lists say which contexts wait for a turn. Nothing pending costs a look
 /// at each of the thread's schedulers.
 enum AnimatedScopeFlush {
-    /// A view context is created on `scheduler` (any thread): on the scheduler's own thread, it joins that
-    /// thread's list at once, so that a scope there flushes what other threads request before its first turn.
-    static func note(_ scheduler: CoalescingScheduler) {
-        if scheduler.isCurrent { scheduler.joinCurrentThread() }
-    }
-
     /// Delivers what is pending on the calling thread's schedulers (called as an animating scope begins).
     static func flushPendingUpdates() {
         let due = ThreadSchedulers.schedulersOfCurrentThread.filter {
