@@ -20,9 +20,8 @@ struct SwiftTestingTests {
         var machine = UpdateStateMachine()
         var delivered = ""
         func record(_ action: UpdateStateMachine.Action) {
-            if case .deliverNow(let delivery, _) = action { record(delivery) }
+            if case .deliverNow(let delivery, _) = action { delivered += delivery.animated ? "a" : "n" }
         }
-        func record(_ delivery: Delivery?) { if let delivery { delivered += delivery.animated ? "a" : "n" } }
         for token in timeline.0.split(separator: " ") {
             switch token {
             case "N": record(machine.setNeedsUpdate(nil))

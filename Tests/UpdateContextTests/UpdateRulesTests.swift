@@ -25,10 +25,12 @@ final class UpdateRulesTests: XCTestCase {
             .deliverNow(Delivery(animated: false, isForced: false, isEarlyFlush: true), askForTurn: false),
             "F then T flushes early")
         XCTAssertEqual(machine.pending.flag, true)
-        XCTAssertEqual(machine.updateIfNeeded(defaultAnimated: false), Delivery(animated: true, isForced: false))
+        XCTAssertEqual(
+            machine.updateIfNeeded(defaultAnimated: false),
+            .deliverNow(Delivery(animated: true, isForced: false), askForTurn: false))
         XCTAssertNil(machine.pending.flag)
         XCTAssertFalse(machine.pending.isScheduled)
-        XCTAssertNil(machine.updateIfNeeded(defaultAnimated: false), "nothing scheduled")
+        XCTAssertEqual(machine.updateIfNeeded(defaultAnimated: false), .none, "nothing scheduled")
     }
 
     func testUpdateCancelsTheScheduledDelivery() {
@@ -51,12 +53,12 @@ final class UpdateRulesTests: XCTestCase {
         machine.suspend()
         XCTAssertEqual(machine.setNeedsUpdate(false), .none)
         XCTAssertEqual(machine.setNeedsUpdate(true), .none, "no flush while suspended")
-        XCTAssertNil(machine.updateIfNeeded(defaultAnimated: true))
+        XCTAssertEqual(machine.updateIfNeeded(defaultAnimated: true), .none)
         XCTAssertEqual(
             machine.resume(defaultAnimated: true),
             .deliverNow(Delivery(animated: false, isForced: false), askForTurn: false),
             "the non-animated change must not animate")
-        XCTAssertNil(machine.updateIfNeeded(defaultAnimated: true))
+        XCTAssertEqual(machine.updateIfNeeded(defaultAnimated: true), .none)
     }
 
     func testAnUpdateKeptWhileSuspendedIsForcedOnResume() {

@@ -40,8 +40,6 @@ extension UpdateStorage {
     func flushBeforeAnimatedScope() {
         guard !isCancelled, isOnSchedulerThread, !machinePointer.pointee.isDelivering else { return }
         drainInboxIfNeeded()
-        let delivery = machinePointer.pointee.updateIfNeeded(defaultAnimated: animated)
-        publishScheduled()
-        if let delivery { deliver(delivery, isScopeFlush: true) }
+        perform(machinePointer.pointee.updateIfNeeded(defaultAnimated: animated, isScopeFlush: true))
     }
 }

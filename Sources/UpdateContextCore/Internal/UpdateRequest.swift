@@ -45,4 +45,6 @@ struct Delivery: Equatable, Sendable {
     /// delivery is scheduled right after it. Decided when the rules see the requests, in the order they
     /// are applied — which, for requests from other threads, can differ from the order of the changes.
     var isEarlyFlush = false
+    /// Whether it is what an animating scope's entry flushed (recording names it so).
+    var isScopeFlush = false
 }

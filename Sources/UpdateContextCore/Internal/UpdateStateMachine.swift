@@ -129,10 +129,10 @@ package struct UpdateStateMachine {
     /// flag. Nothing while suspended (`f == false` is kept, as `setNeedsUpdate(true)` keeps it), while
     /// updaters run (requests made there wait in the inbox, applied in order in a later cycle) or once the
     /// context is gone.
-    mutating func flushBeforeAnimatedChange() -> Delivery? {
-        guard !isCancelled, delivering == nil, pending.flag == false, !isSuspended else { return nil }
+    mutating func flushBeforeAnimatedChange() -> Action {
+        guard !isCancelled, delivering == nil, pending.flag == false, !isSuspended else { return .none }
         pending.flag = nil
-        return Delivery(animated: false, isForced: false, isEarlyFlush: true)
+        return .deliverNow(Delivery(animated: false, isForced: false, isEarlyFlush: true), askForTurn: false)
     }
 
     /// `update(animated: flag)`, or a lifecycle refresh (`flag == nil`). While suspended it is kept, as a
@@ -172,10 +172,13 @@ package struct UpdateStateMachine {
         }
     }
 
-    /// `updateIfNeeded()`: what is scheduled, delivered now (nothing while updaters run).
-    mutating func updateIfNeeded(defaultAnimated: Bool) -> Delivery? {
-        if isCancelled || delivering != nil { return nil }
-        return endOfCycle(defaultAnimated: defaultAnimated)
+    /// `updateIfNeeded()`: what is scheduled, delivered now (nothing while updaters run); also what an
+    /// animating scope's entry flushes (`isScopeFlush`, as recording names the delivery).
+    mutating func updateIfNeeded(defaultAnimated: Bool, isScopeFlush: Bool = false) -> Action {
+        if isCancelled || delivering != nil { return .none }
+        guard var delivery = endOfCycle(defaultAnimated: defaultAnimated) else { return .none }
+        delivery.isScopeFlush = isScopeFlush
+        return .deliverNow(delivery, askForTurn: false)
     }
 
     mutating func suspend() {

@@ -10,7 +10,7 @@ extension UpdateStorage {
     /// Each entry is taken under the lock and called outside it, so an updater removed meanwhile (by
     /// an earlier updater, from another thread, or with the context) is never called. `isScopeFlush`: the
     /// delivery a scope's entry makes of what was pending (recording names it so).
-    func deliver(_ delivery: Delivery, isScopeFlush: Bool = false) {
+    func deliver(_ delivery: Delivery) {
         if isCancelled {
             machinePointer.pointee.cancel()
             return
@@ -35,7 +35,7 @@ extension UpdateStorage {
             _ = consume next
             probe.updaterReturned(self)
         }
-        probe.end(self, delivery, transaction: transaction, isScopeFlush: isScopeFlush)
+        probe.end(self, delivery, transaction: transaction)
         // The completions run after the updaters (inside the delivery: what they request waits for a later
         // cycle), or once the animations the updaters started end.
         if let transaction { endTransaction(transaction, hadUpdaters: id != 0) }

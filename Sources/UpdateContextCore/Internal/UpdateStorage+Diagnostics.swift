@@ -104,13 +104,14 @@ extension UpdateStorage: SlowTurnSubject {
     /// While recording: the report of one delivery.
     func reportDelivery(
         _ delivery: Delivery, absorbed: UInt32, site: UpdateDiagnostics.Report.CallSite?,
-        transaction: CompletionGroup?, nanoseconds: UInt64, isScopeFlush: Bool
+        transaction: CompletionGroup?, nanoseconds: UInt64
     ) {
         let transaction = transaction.map { _ in deliveryTransaction(animated: delivery.animated) }
         let kind =
             delivery.isForced
             ? "forced"
-            : delivery.isEarlyFlush ? "early non-animated" : isScopeFlush ? "scope-entry flush" : "end of cycle"
+            : delivery.isEarlyFlush
+                ? "early non-animated" : delivery.isScopeFlush ? "scope-entry flush" : "end of cycle"
         let flag = delivery.animated ? "animated" : "not animated"
         UpdateDiagnostics.emit(
             UpdateDiagnostics.Report(
@@ -307,7 +308,7 @@ struct DeliveryProbe {
 
     /// The updaters have returned; `transaction`'s completions run next.
     @inline(__always)
-    func end(_ storage: UpdateStorage, _ delivery: Delivery, transaction: CompletionGroup?, isScopeFlush: Bool) {
+    func end(_ storage: UpdateStorage, _ delivery: Delivery, transaction: CompletionGroup?) {
         Signposts.end(interval)
         // The next delivery of this turn starts from here — unless completions (user code) run after this.
         if isTimed {
@@ -320,7 +321,7 @@ struct DeliveryProbe {
         if recording {
             storage.reportDelivery(
                 delivery, absorbed: absorbed, site: recordedSite, transaction: transaction,
-                nanoseconds: time &- began, isScopeFlush: isScopeFlush)
+                nanoseconds: time &- began)
         }
     }
 }

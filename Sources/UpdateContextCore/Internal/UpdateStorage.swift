@@ -235,9 +235,7 @@ package final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, Tu
         // A request with no flag outside a scope never flushes.
         guard UpdateTransaction.effectiveFlag(of: flag) == true, isOnSchedulerThread, !isCancelled else { return }
         drainInboxIfNeeded()
-        guard let flush = machinePointer.pointee.flushBeforeAnimatedChange() else { return }
-        publishScheduled()
-        deliver(flush)
+        perform(machinePointer.pointee.flushBeforeAnimatedChange())
     }
 }
 
@@ -382,7 +380,8 @@ extension UpdateStorage {
 extension UpdateStorage {
     // MARK: Performing actions (main thread)
 
-    /// The one place where the machine's answers are carried out.
+    /// Where the machine's answers to requests, `update()`, `resume()`, `updateIfNeeded()` and the flushes are
+    /// carried out (a turn's end-of-cycle delivery is the turn's own: `performTurn`).
     func perform(_ action: UpdateStateMachine.Action) {
         // Gone (released inside an updater that ran before this action): its scheduler may be gone too.
         if isCancelled {
@@ -575,9 +574,7 @@ extension UpdateStorage {
             pass.runRequestedPass()
         }
         drainInboxIfNeeded()
-        let delivery = machinePointer.pointee.updateIfNeeded(defaultAnimated: animated)
-        publishScheduled()
-        if let delivery { deliver(delivery) }
+        perform(machinePointer.pointee.updateIfNeeded(defaultAnimated: animated))
     }
 
     /// Runs `body` and answers whether it requested an update of this context (any request: `nil`,
