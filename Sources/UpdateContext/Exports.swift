@@ -4,7 +4,8 @@
 @_exported import NotificationCoalescing
 @_exported import UpdateContextCore
 
-// UIKit is imported here, in the module's first file: otherwise the compiler loads it through the re-exports,
+// UIKit is imported here, in the module's first file (keep this file first in path order: a file before it,
+// such as a `ContextDelivery.swift` beside it, brought the failure back): otherwise the compiler loads it through the re-exports,
 // cannot read its version, and `canImport(UIKit, _version:)` (the iOS 26 checks of the pass and keyboard
 // layers) answers yes on every SDK (seen with Swift 6.3 and the iOS 18.6 SDK).
 #if canImport(UIKit) && !os(watchOS)
