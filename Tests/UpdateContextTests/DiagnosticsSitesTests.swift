@@ -74,6 +74,60 @@ final class DiagnosticsSitesTests: XCTestCase {
     }
 
     /// Requests with a transaction are counted and named while recording (they said "absorbed 0 requests").
+    /// Requests from another thread are reported by the delivery that applied them: another thread's `F`
+    /// then `T` make the early non-animated flush (it absorbed `F`) and the end of the cycle (it absorbed `T`,
+    /// its first request, made on that thread).
+    func testAnEarlyFlushOfAnotherThreadsRequestsReportsWhatEachDeliveryAbsorbed() {
+        let context = ViewUpdatingContext(label: "split", scheduler: scheduler, refreshEvents: [])
+        var shown: [Bool] = []
+        context.onUpdate { shown.append($0) }
+        UpdateDiagnostics.isRecording = true
+        let lineF = UInt(#line + 2)
+        onAnotherThread {
+            context.setNeedsUpdate(transaction: UpdateTransaction())
+            context.setNeedsUpdate(transaction: UpdateTransaction(animation: .linear(duration: 0.1)))
+            context.setNeedsUpdate(animated: false)
+            context.setNeedsUpdate(animated: true)
+        }
+        scheduler.turn()
+        XCTAssertEqual(shown, [false, false, true], "F, then T flushes F; F again, then T flushes it; T at the end")
+        let reports = recorder.reports(label: "split", kind: .delivery)
+        XCTAssertEqual(reports.map(\.absorbedRequests), [1, 2, 1], "\(reports)")
+        XCTAssertEqual(reports.map { $0.callSite?.line }, [lineF, lineF + 1, lineF + 3], "\(reports)")
+        XCTAssertNotEqual(reports.first?.callSite?.thread, "main", "made on the other thread")
+    }
+
+    /// A request that makes the early flush is the first request of the delivery after the flush, even when
+    /// an updater of the flush requests again (that request is the flush's own, for a later delivery).
+    func testARequestThatFlushesEarlyIsTheFirstRequestOfTheNextDelivery() {
+        for withTransaction in [false, true] {
+            let label = "flushing \(withTransaction)"
+            let context = ViewUpdatingContext(label: label, scheduler: scheduler, refreshEvents: [])
+            var calls = 0
+            context.onUpdate { _ in
+                calls += 1
+                if calls == 1 { context.setNeedsUpdate(line: 7_777) }  // inside the early flush
+            }
+            UpdateDiagnostics.isRecording = true
+            context.setNeedsUpdate(animated: false)
+            let lineT: UInt
+            if withTransaction {
+                lineT = #line + 1
+                context.setNeedsUpdate(transaction: UpdateTransaction(animation: .linear(duration: 0.1)))
+            } else {
+                lineT = #line + 1
+                context.setNeedsUpdate(animated: true)
+            }
+            scheduler.turn()
+            scheduler.turn()
+            let reports = recorder.reports(label: label, kind: .delivery)
+            XCTAssertEqual(reports.count, 2, "\(reports)")
+            XCTAssertEqual(reports.last?.callSite?.line, lineT, "transaction \(withTransaction): \(reports)")
+            XCTAssertEqual(reports.last?.absorbedRequests, 2, "T and the request made inside the flush")
+            UpdateDiagnostics.isRecording = false
+        }
+    }
+
     func testRecordingCountsAndNamesTransactionRequests() {
         let context = ViewUpdatingContext(label: "recorded", scheduler: scheduler, refreshEvents: [])
         context.onUpdate { _ in }

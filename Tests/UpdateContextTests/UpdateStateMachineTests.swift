@@ -108,10 +108,16 @@ final class UpdateStateMachineTests: XCTestCase {
 
     // MARK: the inbox
 
-    private func inbox(_ requests: [UpdateRequest]) -> [UpdateRequest] {
-        var inbox: [UpdateRequest] = []
-        for request in requests { UpdateStateMachine.enqueue(request, into: &inbox) }
+    private func entries(_ requests: [UpdateRequest]) -> [InboxEntry] {
+        var inbox: [InboxEntry] = []
+        for request in requests {
+            UpdateStateMachine.enqueue(InboxEntry(request: request, note: RequestNote(nil)), into: &inbox)
+        }
         return inbox
+    }
+
+    private func inbox(_ requests: [UpdateRequest]) -> [UpdateRequest] {
+        entries(requests).map(\.request)
     }
 
     func testTheInboxDropsWhatChangesNothing() {
@@ -136,5 +142,15 @@ final class UpdateStateMachineTests: XCTestCase {
             inbox([.update(nil), .setNeedsUpdate(true), .update(nil)]), [.setNeedsUpdate(true), .update(nil)],
             "the cycle's last delivery is the forced one")
         XCTAssertEqual(inbox([.update(true), .update(true)]), [.update(true), .update(true)], "explicit updates stay")
+    }
+
+    /// What the inbox merges still counts: each kept entry stands for the requests merged into it, so that a
+    /// delivery's report says how many requests it absorbed.
+    func testMergedRequestsAreCountedByTheEntryThatKeepsThem() {
+        XCTAssertEqual(
+            entries([.setNeedsUpdate(nil), .setNeedsUpdate(nil), .setNeedsUpdate(nil)]).map(\.note.count), [3])
+        let alternating = (0..<10).map { UpdateRequest.setNeedsUpdate($0 % 2 == 1) }
+        XCTAssertEqual(entries(alternating).map(\.note.count), [1, 9])
+        XCTAssertEqual(entries([.update(nil), .setNeedsUpdate(true), .update(nil)]).map(\.note.count), [1, 2])
     }
 }

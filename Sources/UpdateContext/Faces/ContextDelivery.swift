@@ -8,8 +8,8 @@ public struct ContextDelivery: Hashable, Sendable, CustomStringConvertible {
     public let number: UInt64
     /// The delivery's animated flag (what every updater of it got).
     public let animated: Bool
-    /// Whether it was forced (`update()`, `updateIfNeeded()`, a lifecycle refresh) rather than the end of
-    /// a cycle.
+    /// Whether it was forced (`update()`, a lifecycle refresh), rendering even what has not changed, rather
+    /// than delivering what was requested (the end of a cycle, `updateIfNeeded()`, an early flush).
     public let isForced: Bool
 
     /// The delivery's animation (its transaction's; the default one for an animated delivery whose

@@ -30,6 +30,8 @@ package struct RequestSite: Sendable {
         /// A tracked updater (`updater` names it) changed, while it ran, an `@Observable` value it had read:
         /// the context requesting itself, as a `@NeedsUpdate` property set in `updateView` does.
         case writeBack(updater: String)
+        /// A call site already taken (where a request made on another thread was made).
+        case recorded(UpdateDiagnostics.Report.CallSite)
     }
 
     let origin: Origin
@@ -62,6 +64,8 @@ package struct RequestSite: Sendable {
             return Self.named("the follow-up of a tracked change heard on another thread")
         case .writeBack(let updater):
             return Self.named("\(updater), which changed an @Observable value it read")
+        case .recorded(let site):
+            return site
         }
     }
 

@@ -1,3 +1,6 @@
+import CCoalescingSupport
+import CoalescingRuntime
+
 /// One request, as it waits in the inbox (made off the main thread, or while updaters run).
 enum UpdateRequest: Equatable, Sendable {
     case setNeedsUpdate(Bool?)
@@ -25,6 +28,44 @@ extension UpdateRequest {
         case .setNeedsUpdate, .update, .deliver, .transaction: false
         }
     }
+}
+
+/// What diagnostics count of a request: where it was made and how many requests it stands for (the inbox
+/// merges those that change nothing). It is counted, and its site recorded, where it is *applied* on the main
+/// thread — for the delivery that absorbs it: before the request, or, when the request makes the rules' early
+/// flush, right after that flush began (the flush shows what came before it).
+struct RequestNote {
+    var site: RequestSite?
+    var count: UInt32 = 1
+    /// Whether the site is recorded (recording was on where the request was made).
+    var isRecorded: Bool
+
+    /// A note made where the request is made: its site is recorded while recording is on.
+    init(_ site: RequestSite?) {
+        self.site = site
+        isRecorded = site != nil && cvu_diagnostics_is_recording()
+    }
+
+    /// This note for a request made on another thread than the one that applies it: a recorded site becomes
+    /// its call site, taken here (it names this thread).
+    func carried() -> RequestNote {
+        guard isRecorded, let site else { return self }
+        var note = self
+        note.site = RequestSite(.recorded(site.callSite))
+        return note
+    }
+
+    /// Another request merged into this one (it came later): counted, its site kept if this one has none.
+    mutating func absorb(_ later: RequestNote) {
+        count &+= later.count
+        if !isRecorded, later.isRecorded { (site, isRecorded) = (later.site, true) }
+    }
+}
+
+/// A request waiting in the inbox, with its note.
+struct InboxEntry {
+    var request: UpdateRequest
+    var note: RequestNote
 }
 
 /// A transaction waiting in the inbox; equal only to itself (its completions are closures).

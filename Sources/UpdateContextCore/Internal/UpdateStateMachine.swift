@@ -73,11 +73,8 @@ package struct UpdateStateMachine {
     /// The context's transaction ledger once it has seen a transaction (the storage's: kept here for the main
     /// thread's fast path, see `UpdateStorage+Transactions.swift`).
     var ledger: TransactionLedger?
-    /// Diagnostics: requests made on the main thread since the last delivery (wrapping), counted by the
-    /// storage; those from other threads are counted by the inbox (`Shared.posted`).
+    /// Diagnostics: requests applied since the last delivery began (wrapping), counted by the storage.
     var absorbed: UInt32 = 0
-    /// Diagnostics: `Shared.posted` when the last delivery began.
-    var postedMark: UInt32 = 0
     /// Nesting depth of `suspend()`.
     private(set) var suspensions: Int32 = 0
     private(set) var pending = Pending()
@@ -311,8 +308,9 @@ package struct UpdateStateMachine {
 
     // MARK: The inbox
 
-    /// Adds `request` to `inbox` unless it changes nothing there, so that the inbox stays a handful of
-    /// entries however many requests other threads make between two cycles:
+    /// Adds `entry` to `inbox` unless its request changes nothing there (then its note joins the last
+    /// entry's), so that the inbox stays a handful of entries however many requests other threads make between
+    /// two cycles:
     ///
     /// - `setNeedsUpdate` after another one changes nothing when its flag is `nil` or the same.
     /// - `false`, `true`, `false`, `true` delivers `n` at each `true`, at the same instant, showing the
@@ -320,23 +318,34 @@ package struct UpdateStateMachine {
     /// - A refresh (`update(nil)`) when one is already waiting replaces it, at the end: they arrive
     ///   together, and the last thing asked was a refresh, so the cycle's last delivery is the forced one
     ///   (a forced delivery absorbs what was requested before it).
-    static func enqueue(_ request: UpdateRequest, into inbox: inout [UpdateRequest]) {
-        switch (inbox.last, request) {
+    static func enqueue(_ entry: InboxEntry, into inbox: inout [InboxEntry]) {
+        var entry = entry
+        switch (inbox.last?.request, entry.request) {
         case (.setNeedsUpdate?, .setNeedsUpdate(nil)):
+            inbox[inbox.count - 1].note.absorb(entry.note)
             return
         case (.setNeedsUpdate(let last)?, .setNeedsUpdate(let flag)) where last == flag:
+            inbox[inbox.count - 1].note.absorb(entry.note)
             return
         case (.setNeedsUpdate(false)?, .setNeedsUpdate(true)):
             let count = inbox.count
-            if count >= 3, inbox[count - 3] == .setNeedsUpdate(false), inbox[count - 2] == .setNeedsUpdate(true) {
-                inbox.removeLast()  // … F T F + T → … F T
+            if count >= 3, inbox[count - 3].request == .setNeedsUpdate(false),
+                inbox[count - 2].request == .setNeedsUpdate(true)
+            {
+                let removed = inbox.removeLast()  // … F T F + T → … F T
+                inbox[count - 2].note.absorb(removed.note)
+                inbox[count - 2].note.absorb(entry.note)
                 return
             }
         case (_, .update(nil)):
-            if let earlier = inbox.firstIndex(of: .update(nil)) { inbox.remove(at: earlier) }
+            if let earlier = inbox.firstIndex(where: { $0.request == .update(nil) }) {
+                var note = inbox.remove(at: earlier).note
+                note.absorb(entry.note)
+                entry.note = note
+            }
         default:
             break
         }
-        inbox.append(request)
+        inbox.append(entry)
     }
 }

@@ -10,7 +10,10 @@ extension UpdateStorage {
     /// Each entry is taken under the lock and called outside it, so an updater removed meanwhile (by
     /// an earlier updater, from another thread, or with the context) is never called. `isScopeFlush`: the
     /// delivery a scope's entry makes of what was pending (recording names it so).
-    func deliver(_ delivery: Delivery) {
+    ///
+    /// `note`: the request that made this delivery the rules' early flush, which the next delivery absorbs —
+    /// counted once this one has taken what it absorbed.
+    func deliver(_ delivery: Delivery, thenNote note: RequestNote? = nil) {
         if isCancelled {
             machinePointer.pointee.cancel()
             return
@@ -18,11 +21,12 @@ extension UpdateStorage {
         machinePointer.pointee.deliveryBegan(delivery)
         let transaction = beginTransaction(of: delivery)
         // The newest updater this delivery calls; what diagnostics watch of it (see `DeliveryProbe`).
-        let (limit, posted, hasRecordedSite) = withShared { shared in
+        let (limit, hasRecordedSite) = withShared { shared in
             defer { shared.hasRecordedSite = false }
-            return (shared.updaters.newestID, shared.posted, shared.hasRecordedSite)
+            return (shared.updaters.newestID, shared.hasRecordedSite)
         }
-        var probe = DeliveryProbe(self, posted: posted, hasRecordedSite: hasRecordedSite)
+        var probe = DeliveryProbe(self, hasRecordedSite: hasRecordedSite)
+        if let note { noteApplied(note) }
         // Each updater is taken under the lock: that is where its call begins. A removal from another thread
         // takes the lock too, so it either comes first (the updater is not called) or after (the call taken is
         // under way, and finishes). Each is released as its call returns, before any other code runs (the

@@ -16,20 +16,16 @@ extension UpdateStorage: SlowTurnSubject {
 
     // MARK: Requests (main thread unless said)
 
-    /// A request about to be applied on the main thread: counted, and checked for an update loop when it
-    /// is made from inside this context's own delivery.
-    func noteMainThreadRequest(_ site: RequestSite) {
-        if cvu_diagnostics_is_recording() { noteFirstRequest(site) }
-        if machinePointer.pointee.isDelivering {
-            noteRequestInDelivery(site)
-        } else {
-            machinePointer.pointee.absorbed &+= 1
-        }
+    /// A request applied on the main thread, as diagnostics count it for the delivery that absorbs it: its
+    /// count, and its site when recorded and no earlier request of that delivery was.
+    func noteApplied(_ note: RequestNote) {
+        machinePointer.pointee.absorbed &+= note.count
+        if note.isRecorded, let site = note.site { noteFirstRequest(site) }
     }
 
     /// A request from inside this context's delivery: one more cycle towards the update-loop report —
     /// unless the library made it for a change made elsewhere (a tracked change's follow-up).
-    private func noteRequestInDelivery(_ site: RequestSite) {
+    func noteRequestInDelivery(_ site: RequestSite) {
         guard site.countsAsSelfRequest else { return }
         let bits = cvu_bits_fetch_or(diagnostics, DiagnosticsBits.requestedInDelivery)
         guard machinePointer.pointee.loopCount >= DiagnosticsThresholds.loopCycles - 1,
@@ -49,15 +45,10 @@ extension UpdateStorage: SlowTurnSubject {
     }
 
     /// While recording: `site` is the first request of the next delivery unless one is noted already (kept by
-    /// the context's link, which goes with the context). Any thread.
+    /// the context's link, which goes with the context). Main thread, where requests are applied.
     private func noteFirstRequest(_ site: RequestSite) {
         guard link.noteFirstRequest(site) else { return }
         withShared { $0.hasRecordedSite = true }
-    }
-
-    /// A request from another thread, while recording.
-    func noteRequestElsewhere(_ site: RequestSite) {
-        if cvu_diagnostics_is_recording() { noteFirstRequest(site) }
     }
 
     /// The delivery's updaters have returned: counts the cycle towards an update loop or resets the count.
@@ -74,12 +65,9 @@ extension UpdateStorage: SlowTurnSubject {
 
     /// How many requests the delivery beginning now absorbed (main thread), given the inbox's count.
     @inline(__always)
-    func takeAbsorbed(posted: UInt32) -> UInt32 {
-        let machine = machinePointer
-        let absorbed = machine.pointee.absorbed &+ (posted &- machine.pointee.postedMark)
-        machine.pointee.absorbed = 0
-        machine.pointee.postedMark = posted
-        return absorbed
+    func takeAbsorbed() -> UInt32 {
+        defer { machinePointer.pointee.absorbed = 0 }
+        return machinePointer.pointee.absorbed
     }
 
     /// Updater `index` took `nanoseconds`: reports it once per context when slower than a frame.
@@ -266,10 +254,10 @@ struct DeliveryProbe {
     private var time: UInt64
     private var index = 0
 
-    /// `posted`: the inbox's count of posts; `hasRecordedSite`: whether recording noted a first request.
+    /// `hasRecordedSite`: whether recording noted a first request for this delivery.
     @inline(__always)
-    init(_ storage: UpdateStorage, posted: UInt32, hasRecordedSite: Bool) {
-        absorbed = storage.takeAbsorbed(posted: posted)
+    init(_ storage: UpdateStorage, hasRecordedSite: Bool) {
+        absorbed = storage.takeAbsorbed()
         // The first request this delivery absorbed is claimed with its count, before any updater can request
         // again (for the next delivery) or recording can change; a delivery made while not recording just
         // forgets it (no stale site for a later one).

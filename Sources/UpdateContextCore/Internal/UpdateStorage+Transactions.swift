@@ -100,23 +100,17 @@ extension UpdateStorage {
     func requestSlowly(_ transaction: UpdateTransaction, update: Bool, site: RequestSite?) {
         let transaction = transaction.claimingCompletions()
         guard isOnSchedulerThread else {
-            if let site { noteRequestElsewhere(site) }
-            postToInbox(transaction, update: update)
+            postToInbox(transaction, update: update, note: site.map { RequestNote($0).carried() })
             return
         }
         drainInboxIfNeeded()
-        // The site is noted for the delivery that absorbs it: after the request when it makes the rules' early
-        // flush (which delivers what was pending before it), before it otherwise.
-        let pending = machinePointer.pointee.pending
-        let flushesFirst = !update && transaction.isAnimated && pending.isScheduled && pending.flag == false
-        if let site, !flushesFirst { noteMainThreadRequest(site) }
-        apply(transaction, update: update)
-        if let site, flushesFirst { noteMainThreadRequest(site) }
+        apply(transaction, update: update, note: site.map { RequestNote($0) })
     }
 
     /// A request with `transaction` (claimed), on the main thread: the rules see "has an animation" as its
-    /// flag, and the ledger partitions the payload as the rules partition the requests.
-    func apply(_ transaction: UpdateTransaction, update: Bool) {
+    /// flag, and the ledger partitions the payload as the rules partition the requests. `note`: what diagnostics
+    /// count of it (see ``perform(_:note:)``).
+    func apply(_ transaction: UpdateTransaction, update: Bool, note: RequestNote?) {
         if isCancelled {
             drop(transaction, .contextReleased)
             return
@@ -129,15 +123,16 @@ extension UpdateStorage {
         switch action {
         case .deferToInbox:
             // Updaters are running: a later cycle, with the transaction.
-            postToInbox(transaction, update: update)
+            if let site = note?.site { noteRequestInDelivery(site) }
+            postToInbox(transaction, update: update, note: note)
         case .deliverNow(let delivery, _) where delivery.isEarlyFlush:
             // The flush shows what was pending before this request; this one's payload waits for the next
             // (or is dropped, when an updater of the flush released the context).
-            perform(action)
+            perform(action, note: note)
             keepPending(transaction)
         default:
             guard keepPending(transaction) else { return }
-            perform(action)
+            perform(action, note: note)
             // The fast path's key now says what the pending transaction's animation is, or nothing.
             let repeats = !update && transaction.isPlain && hasPendingTransaction && machinePointer.pointee.isNoOp(true)
             ledger.repeatAnimation = repeats ? transaction.animation : nil
@@ -145,8 +140,8 @@ extension UpdateStorage {
     }
 
     /// Puts a request with `transaction` in the inbox; a context already gone tells its completions.
-    private func postToInbox(_ transaction: UpdateTransaction, update: Bool) {
-        if !post(.transaction(TransactionBox(transaction), update: update)) {
+    private func postToInbox(_ transaction: UpdateTransaction, update: Bool, note: RequestNote?) {
+        if !post(.transaction(TransactionBox(transaction), update: update), note: note) {
             drop(transaction, .contextReleased)
         }
     }
@@ -155,14 +150,14 @@ extension UpdateStorage {
     /// one makes a pending transaction's animation the default one (the last animated request's), unless
     /// `action` is the early flush, which has taken that transaction away.
     @inline(__always)
-    func perform(_ action: UpdateStateMachine.Action, forPlainRequest flag: Bool?) {
+    func perform(_ action: UpdateStateMachine.Action, forPlainRequest flag: Bool?, note: RequestNote? = nil) {
         if flag == true && hasPendingTransaction && !action.isEarlyFlush {
             // The last animated request's animation is the context's default one.
             let ledger = self.ledger
             ledger.repeatAnimation = nil
             withShared { _ in ledger.pending?.animation = nil }
         }
-        perform(action)
+        perform(action, note: note)
     }
 
     /// Merges `transaction` into the pending one (before it when `first`); when the context is gone (released

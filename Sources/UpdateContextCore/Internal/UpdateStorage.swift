@@ -210,20 +210,11 @@ package final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, Tu
             return
         }
         guard isOnSchedulerThread else {
-            noteRequestElsewhere(site)
-            post(.setNeedsUpdate(flag))
+            post(.setNeedsUpdate(flag), note: RequestNote(site).carried())
             return
         }
         drainInboxIfNeeded()
-        let action = machinePointer.pointee.setNeedsUpdate(flag)
-        if action.isEarlyFlush {
-            // The flush delivers what was pending before this request; this one is the next delivery's.
-            perform(action, forPlainRequest: flag)
-            noteMainThreadRequest(site)
-        } else {
-            noteMainThreadRequest(site)
-            perform(action, forPlainRequest: flag)
-        }
+        perform(machinePointer.pointee.setNeedsUpdate(flag), forPlainRequest: flag, note: RequestNote(site))
     }
 
     /// A change that a request with `flag` will follow is about to land: on the scheduler's thread, when
@@ -243,7 +234,7 @@ package final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, Tu
 package struct UpdateStorageHeader {
     /// What other threads touch, under the storage's lock.
     struct Shared {
-        var inbox: [UpdateRequest] = []
+        var inbox: [InboxEntry] = []
         /// Whether the inbox has registered the storage for a turn that has not drained it yet.
         var inboxIsQueued = false
         /// Whether recording noted a first request for this context's next delivery (kept by the link): a
@@ -351,7 +342,7 @@ extension UpdateStorage {
     /// The context is gone: deliver nothing more; drop the updaters, the inbox and the link now.
     func cancel() {
         let dropped = withShared {
-            shared -> ([UpdaterEntry], [UpdateRequest], UpdateTransaction?, UpdateLink?, CoalescingScheduler?) in
+            shared -> ([UpdaterEntry], [InboxEntry], UpdateTransaction?, UpdateLink?, CoalescingScheduler?) in
             cvu_flag_store_release(flags + Self.cancelledFlag, true)
             defer {
                 shared.inbox.removeAll()
@@ -361,7 +352,7 @@ extension UpdateStorage {
             }
             return (shared.updaters.removeAll(), shared.inbox, shared.ledger?.pending, shared.link, shared.scheduler)
         }
-        dropTransactions(inbox: dropped.1, pending: dropped.2)
+        dropTransactions(inbox: dropped.1.map(\.request), pending: dropped.2)
         dropped.3?.cut()
         // The scheduler (maybe a user's subclass) is released here, after the lock: it no longer holds
         // this storage alive through a cycle, and goes now if nothing else uses it.
@@ -382,7 +373,10 @@ extension UpdateStorage {
 
     /// Where the machine's answers to requests, `update()`, `resume()`, `updateIfNeeded()` and the flushes are
     /// carried out (a turn's end-of-cycle delivery is the turn's own: `performTurn`).
-    func perform(_ action: UpdateStateMachine.Action) {
+    ///
+    /// `note` is what diagnostics count of the request that made `action` (see ``RequestNote``): counted for
+    /// the delivery that absorbs the request — after the rules' early flush began, when the request made it.
+    func perform(_ action: UpdateStateMachine.Action, note: RequestNote? = nil) {
         // Gone (released inside an updater that ran before this action): its scheduler may be gone too.
         if isCancelled {
             machinePointer.pointee.cancel()
@@ -392,15 +386,25 @@ extension UpdateStorage {
         publishScheduled()
         switch action {
         case .none:
-            break
+            if let note { noteApplied(note) }
         case .askForTurn:
+            if let note { noteApplied(note) }
             withScheduler { $0.scheduleOnOwnerThread(self) }
         case .deliverNow(let delivery, let askForTurn):
             if askForTurn { withScheduler { $0.scheduleOnOwnerThread(self) } }
+            if delivery.isEarlyFlush { return deliver(delivery, thenNote: note) }
+            if let note { noteApplied(note) }
             deliver(delivery)
         case .deferToInbox(let request):
-            post(request)
+            postFromDelivery(request, note: note)
         }
+    }
+
+    /// A request made while updaters run: it waits in the inbox for a later cycle (counted there, when
+    /// applied), and it is one more cycle towards the update-loop report.
+    func postFromDelivery(_ request: UpdateRequest, note: RequestNote?) {
+        if let site = note?.site { noteRequestInDelivery(site) }
+        post(request, note: note)
     }
 
     /// Publishes the machine's `isScheduled`, and whether the pending explicit flag is `false` (a
@@ -420,7 +424,7 @@ extension UpdateStorage {
     package var hasNonAnimatedRequestPending: Bool {
         if cvu_byte_load_relaxed(flags + Self.scheduledFlag) & 2 != 0 { return true }
         guard inboxHasRequests else { return false }
-        return withShared { shared in shared.inbox.contains { $0.isNonAnimated } }
+        return withShared { shared in shared.inbox.contains { $0.request.isNonAnimated } }
     }
 
     /// Applies the inbox first, so that a main-thread request comes after what other threads asked
@@ -436,18 +440,18 @@ extension UpdateStorage {
     /// published), so that `isUpdatePending`, asked from another thread meanwhile, never reads `false`
     /// for a request that is being applied.
     private func drainInbox() {
-        let requests = withShared { shared -> [UpdateRequest] in
+        let entries = withShared { shared -> [InboxEntry] in
             shared.inboxIsQueued = false
             defer { shared.inbox.removeAll() }
             return shared.inbox
         }
-        for request in requests {
-            if case .transaction(let box, let update) = request {
-                apply(box.transaction, update: update)
+        for entry in entries {
+            if case .transaction(let box, let update) = entry.request {
+                apply(box.transaction, update: update, note: entry.note)
             } else {
                 perform(
-                    machinePointer.pointee.apply(request, defaultAnimated: animated),
-                    forPlainRequest: request.isAnimatedWithoutTransaction ? true : nil)
+                    machinePointer.pointee.apply(entry.request, defaultAnimated: animated),
+                    forPlainRequest: entry.request.isAnimatedWithoutTransaction ? true : nil, note: entry.note)
             }
         }
         publishScheduled()
@@ -459,17 +463,18 @@ extension UpdateStorage {
 
     // MARK: Any thread
 
-    /// Puts a request in the inbox, applied on the main thread at its next turn, in arrival order.
-    /// Returns `false` when the context is gone (the request is dropped).
+    /// Puts a request in the inbox, applied on the main thread at its next turn, in arrival order, and
+    /// counted by diagnostics there (`note`). Returns `false` when the context is gone (the request is dropped).
     @discardableResult
-    func post(_ request: UpdateRequest) -> Bool {
+    func post(_ request: UpdateRequest, note: RequestNote? = nil) -> Bool {
         var accepted = true
         let needsTurn = withShared { shared -> Bool in
             if isCancelled {
                 accepted = false
                 return false
             }
-            UpdateStateMachine.enqueue(request, into: &shared.inbox)
+            UpdateStateMachine.enqueue(
+                InboxEntry(request: request, note: note ?? RequestNote(nil)), into: &shared.inbox)
             shared.posted &+= 1
             cvu_flag_store_release(flags + Self.inboxFlag, true)
             if shared.inboxIsQueued { return false }
@@ -502,13 +507,13 @@ extension UpdateStorage {
         guard
             isOnSchedulerThreadOrReport(api, recovery: recovery, file: file, line: line)
         else {
-            noteRequestElsewhere(RequestSite(file: file, line: line))
-            post(.update(flag))
+            post(.update(flag), note: RequestNote(RequestSite(file: file, line: line)).carried())
             return
         }
-        noteMainThreadRequest(RequestSite(file: file, line: line))
         drainInboxIfNeeded()
-        perform(machinePointer.pointee.update(flag, defaultAnimated: animated), forPlainRequest: flag)
+        perform(
+            machinePointer.pointee.update(flag, defaultAnimated: animated), forPlainRequest: flag,
+            note: RequestNote(RequestSite(file: file, line: line)))
     }
 
     /// `update(transaction:)`, and `update()` inside a scope. Off the main thread — a mistake — it reports
@@ -522,14 +527,9 @@ extension UpdateStorage {
     ) {
         // Inside a scope the request joins it (its completions wait for this update too).
         let transaction = transaction.joiningCurrentScope()
-        guard isOnSchedulerThreadOrReport(api, recovery: recovery, file: file, line: line)
-        else {
-            noteRequestElsewhere(RequestSite(file: file, line: line))
-            request(transaction, update: true, site: nil)  // off the main thread: to the inbox, as one update
-            return
-        }
-        noteMainThreadRequest(RequestSite(file: file, line: line))
-        request(transaction, update: true, site: nil)
+        // Off the main thread (reported) it goes to the inbox, as one update.
+        _ = isOnSchedulerThreadOrReport(api, recovery: recovery, file: file, line: line)
+        request(transaction, update: true, site: RequestSite(file: file, line: line))
     }
 
     /// A lifecycle event: `update()` on the main thread, a deferred update anywhere else. Called by the
