@@ -7,10 +7,12 @@ import XCTest
 @testable import UpdateContext
 @testable import UpdateContextCore
 
-/// Random request routes — plain calls, transactions, `@NeedsUpdate` properties, other threads, `update()`
-/// — with recording toggled at random, checked after every delivery against a model of what its report
-/// must say: the first request it absorbed that recording noted (its file and line, or the property, and
-/// its thread), how many requests it absorbed, whether it carried a transaction; and that nothing else is
+/// Random request routes — plain calls, transactions, `@NeedsUpdate` properties, other threads (among them a
+/// non-animated transaction then an animated one, whose early flush splits the inbox between two deliveries),
+/// requests made inside a delivery, `update()` — with recording toggled at random, checked after every
+/// delivery against a model of what its report must say, counted where requests are applied: the first
+/// request it absorbed that recording noted (its file and line, or the property, and its thread), how many
+/// requests it absorbed, whether it carried a transaction; and that nothing else is
 /// reported (no false update loop, slow updater or missing connection). `RANDOM_SEED=…` replays a seed.
 final class DiagnosticsRandomTests: XCTestCase {
     final class Probe: ViewUpdating, @unchecked Sendable {
@@ -55,12 +57,19 @@ final class DiagnosticsRandomTests: XCTestCase {
         let context = probe.updateContext
         let here = "UpdateContextTests/DiagnosticsRandomTests.swift"
 
-        // The model.
+        // The model: requests are counted, and their sites noted, where they are applied on the main thread
+        // (see `RequestNote`); a site is recorded when recording was on where the request was made.
         var recording = false
         var dirty = false
-        var pendingTransaction = false
-        /// Another thread's request waits in the inbox: the next main-thread request takes the slow path.
-        var inbox = false
+        /// The pending explicit flag (`nil`, `false` or `true`), as the precedence rules keep it.
+        var flag: Bool?
+        /// The last merged transaction was the main thread's plain `.default` one with `true` pending: the
+        /// same request again takes the fast path.
+        var repeatsDefault = false
+        /// Requests waiting in the inbox (another thread's, or made inside a delivery), applied at the next
+        /// main-thread request, `update()` or turn, in order. `flag` is a transaction's animated flag (`nil`: a
+        /// plain request without a flag).
+        var queued: [(site: String, recorded: Bool, transaction: Bool, flag: Bool?)] = []
         var noted: String?  // the first noted request's site and thread, as the report must say it
         var absorbed = 0
         var carriesTransaction = false
@@ -68,80 +77,126 @@ final class DiagnosticsRandomTests: XCTestCase {
         /// What the armed inside call does to the model: whether it toggles recording first.
         var armedInside: Bool?
         var log: [String] = []
+        var expected: [String] = []
 
-        func requested(slow isSlow: Bool, site: String, transaction: Bool = false) {
-            let slow = isSlow || inbox
-            inbox = false
-            if slow && recording && noted == nil { noted = site }
-            if slow || recording { absorbed += 1 }
-            dirty = true
-            if transaction {
-                pendingTransaction = true
-                carriesTransaction = true
-            }
+        func note(_ site: String, recorded: Bool) {
+            absorbed += 1
+            if recorded && noted == nil { noted = site }
         }
 
-        func delivered() -> String? {
+        func delivered() {
             // The report says what the delivery absorbed, as it began.
-            let report =
-                recording ? "\(noted ?? "-") absorbed \(absorbed) \(carriesTransaction ? "transaction" : "-")" : nil
+            if recording {
+                expected.append("\(noted ?? "-") absorbed \(absorbed) \(carriesTransaction ? "transaction" : "-")")
+            }
             noted = nil
             absorbed = 0
-            inbox = false
             dirty = false
-            pendingTransaction = false
+            flag = nil
+            repeatsDefault = false
             carriesTransaction = false
             deliveries += 1
             if let toggles = armedInside {
                 // Inside the updater: maybe recording toggled, then a request, deferred to a later cycle.
                 armedInside = nil
                 if toggles { recording.toggle() }
-                requested(slow: true, site: "\(here):777 (main thread)")
-                inbox = true
+                queued.append(("\(here):777 (main thread)", recording, false, nil))
             }
-            return report
         }
 
-        var expected: [String] = []
+        /// One request applied on the main thread: a transaction's flag is whether it animates.
+        func apply(site: String, recorded: Bool, transaction: Bool, flag requestFlag: Bool?) {
+            if requestFlag == true && flag == false {
+                delivered()  // the rules' early flush, of what came before; this request is the next delivery's
+            }
+            note(site, recorded: recorded)
+            dirty = true
+            if let requestFlag { flag = requestFlag }
+            if transaction { carriesTransaction = true }
+        }
+
+        /// The inbox, applied in order (what the deliveries it makes queue waits for the next drain).
+        func drain() {
+            let entries = queued
+            queued = []
+            for entry in entries {
+                apply(site: entry.site, recorded: entry.recorded, transaction: entry.transaction, flag: entry.flag)
+                if entry.transaction { repeatsDefault = false }  // a merge; a plain request keeps the key
+            }
+        }
+
+        /// A plain request on the main thread: the fast path when already dirty with nothing queued (counted only
+        /// while recording, no site); the slow path drains the inbox first.
+        func requestedOnMain(site: String) {
+            if dirty && queued.isEmpty {
+                if recording { absorbed += 1 }
+                return
+            }
+            drain()
+            apply(site: site, recorded: recording, transaction: false, flag: nil)
+        }
+
         for step in 0..<steps {
             let before = recorder.reports(label: label, kind: .delivery).count
             switch Int.random(in: 0..<100, using: &random) {
             case 0..<18:
                 let line = #line + 1
                 context.setNeedsUpdate()
-                requested(slow: !dirty, site: "\(here):\(line) (main thread)")
+                requestedOnMain(site: "\(here):\(line) (main thread)")
                 log.append("plain")
             case 18..<30:
                 // The same plain transaction again on a dirty context is the transaction fast path.
                 let line = #line + 1
                 context.setNeedsUpdate(transaction: UpdateTransaction(animation: .default))
-                requested(slow: !pendingTransaction, site: "\(here):\(line) (main thread)", transaction: true)
+                if repeatsDefault && queued.isEmpty && flag == true {
+                    if recording { absorbed += 1 }
+                } else {
+                    drain()
+                    let flushes = flag == false  // the flush's branch sets no repeat key
+                    apply(site: "\(here):\(line) (main thread)", recorded: recording, transaction: true, flag: true)
+                    repeatsDefault = !flushes
+                }
                 log.append("transaction")
             case 30..<45:
                 probe.value += 1
-                requested(slow: !dirty, site: "@NeedsUpdate Probe.value (main thread)")
+                requestedOnMain(site: "@NeedsUpdate Probe.value (main thread)")
                 log.append("property")
             case 45..<55:
-                let line: UInt = 4_242  // given explicitly: the call is inside a closure
+                // Another thread: a plain request, or a non-animated transaction then an animated one (applied
+                // in the main thread's next drain, where the animated one makes the rules' early flush).
+                let line: UInt = 4_242  // given explicitly: the calls are inside a closure
+                let pair = Bool.random(using: &random)
                 let done = DispatchSemaphore(value: 0)
                 Thread.detachNewThread {
                     Thread.current.name = "worker"
-                    context.setNeedsUpdate(line: line)
+                    if pair {
+                        context.setNeedsUpdate(transaction: UpdateTransaction(), line: line + 1)
+                        context.setNeedsUpdate(
+                            transaction: UpdateTransaction(animation: .linear(duration: 0.1)), line: line + 2)
+                    } else {
+                        context.setNeedsUpdate(line: line)
+                    }
                     done.signal()
                 }
                 done.wait()
-                requested(slow: true, site: "\(here):\(line) (worker thread)")
-                inbox = true
-                log.append("other thread")
+                if pair {
+                    queued.append(("\(here):\(line + 1) (worker thread)", recording, true, false))
+                    queued.append(("\(here):\(line + 2) (worker thread)", recording, true, true))
+                } else {
+                    queued.append(("\(here):\(line) (worker thread)", recording, false, nil))
+                }
+                log.append(pair ? "other thread: F T" : "other thread")
             case 55..<62:
                 let line = #line + 1
                 context.update()
-                requested(slow: true, site: "\(here):\(line) (main thread)")
-                if let text = delivered() { expected.append(text) }
+                drain()
+                note("\(here):\(line) (main thread)", recorded: recording)
+                delivered()
                 log.append("update")
             case 62..<85:
                 scheduler.turn()
-                if dirty, let text = delivered() { expected.append(text) }
+                drain()
+                if dirty { delivered() }
                 log.append("turn")
             case 85..<90:
                 guard armedInside == nil else { break }
