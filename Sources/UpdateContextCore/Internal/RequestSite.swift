@@ -30,8 +30,9 @@ package struct RequestSite: Sendable {
         /// A tracked updater (`updater` names it) changed, while it ran, an `@Observable` value it had read:
         /// the context requesting itself, as a `@NeedsUpdate` property set in `updateView` does.
         case writeBack(updater: String)
-        /// A call site already taken (where a request made on another thread was made).
-        case recorded(UpdateDiagnostics.Report.CallSite)
+        /// A call site already taken (where a request made on another thread was made); boxed, so that the
+        /// other origins, on every request's path, stay small.
+        indirect case recorded(UpdateDiagnostics.Report.CallSite)
     }
 
     let origin: Origin
