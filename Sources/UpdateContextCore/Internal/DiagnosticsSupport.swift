@@ -14,6 +14,9 @@ enum DiagnosticsBits {
     static let slowReported: UInt8 = 1 << 2
     /// The context is suspended (published by the main thread for descriptions read elsewhere).
     static let suspended: UInt8 = 1 << 3
+    /// Recording noted a first request for the next delivery (kept by the link). Main thread, where requests
+    /// are applied and deliveries made.
+    static let recordedSite: UInt8 = 1 << 4
 }
 
 /// What the always-on reports need to know.

@@ -20,20 +20,22 @@ extension UpdateStorage {
         }
         machinePointer.pointee.deliveryBegan(delivery)
         let transaction = beginTransaction(of: delivery)
-        // The newest updater this delivery calls; what diagnostics watch of it (see `DeliveryProbe`).
-        let (limit, hasRecordedSite) = withShared { shared in
-            defer { shared.hasRecordedSite = false }
-            return (shared.updaters.newestID, shared.hasRecordedSite)
-        }
-        var probe = DeliveryProbe(self, hasRecordedSite: hasRecordedSite)
+        var probe = DeliveryProbe(self)  // what diagnostics watch of it
         if let note { noteApplied(note) }
         // Each updater is taken under the lock: that is where its call begins. A removal from another thread
         // takes the lock too, so it either comes first (the updater is not called) or after (the call taken is
         // under way, and finishes). Each is released as its call returns, before any other code runs (the
         // probe's report is the user's handler): an updater that removed itself lets go of what it captured (a
         // tracked one, its tracking) at once, as removal promises.
+        // The first is taken with the newest one this delivery calls (the limit).
         var id: UInt64 = 0
-        while id < limit, let next = withShared({ $0.updaters.next(after: id, upTo: limit) }) {
+        var limit: UInt64 = 1
+        while id < limit,
+            let next = withShared({ shared -> UpdaterEntry? in
+                if id == 0 { limit = shared.updaters.newestID }
+                return shared.updaters.next(after: id, upTo: limit)
+            })
+        {
             id = next.id
             next.call(delivery.animated)
             _ = consume next

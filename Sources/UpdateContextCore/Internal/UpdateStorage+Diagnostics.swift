@@ -48,7 +48,7 @@ extension UpdateStorage: SlowTurnSubject {
     /// the context's link, which goes with the context). Main thread, where requests are applied.
     private func noteFirstRequest(_ site: RequestSite) {
         guard link.noteFirstRequest(site) else { return }
-        withShared { $0.hasRecordedSite = true }
+        _ = cvu_bits_fetch_or(diagnostics, DiagnosticsBits.recordedSite)
     }
 
     /// The delivery's updaters have returned: counts the cycle towards an update loop or resets the count.
@@ -254,13 +254,15 @@ struct DeliveryProbe {
     private var time: UInt64
     private var index = 0
 
-    /// `hasRecordedSite`: whether recording noted a first request for this delivery.
+    /// Begins with the delivery: takes what it absorbed, and the first site recording noted for it.
     @inline(__always)
-    init(_ storage: UpdateStorage, hasRecordedSite: Bool) {
+    init(_ storage: UpdateStorage) {
         absorbed = storage.takeAbsorbed()
         // The first request this delivery absorbed is claimed with its count, before any updater can request
         // again (for the next delivery) or recording can change; a delivery made while not recording just
         // forgets it (no stale site for a later one).
+        let hasRecordedSite = cvu_bits_load(storage.diagnostics) & DiagnosticsBits.recordedSite != 0
+        if hasRecordedSite { _ = cvu_bits_fetch_and(storage.diagnostics, ~DiagnosticsBits.recordedSite) }
         recordedSite = hasRecordedSite ? storage.linkIfMade?.takeRecordedSite() : nil
         stamp = storage.withScheduler { $0.stamp }
         inTurn = stamp.pointee.inTurn

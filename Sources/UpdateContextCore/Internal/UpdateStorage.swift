@@ -237,10 +237,6 @@ package struct UpdateStorageHeader {
         var inbox: [InboxEntry] = []
         /// Whether the inbox has registered the storage for a turn that has not drained it yet.
         var inboxIsQueued = false
-        /// Whether recording noted a first request for this context's next delivery (kept by the link): a
-        /// delivery reads it with the first updater, under the lock it takes anyway, and asks the link only
-        /// when it is set. In what would be padding.
-        var hasRecordedSite = false
         /// Counts the requests put in the inbox (wrapping): what `animateWithFlushedUpdates` compares to
         /// learn whether its changes requested anything while updaters run. Beside the flag above, in
         /// what would be padding.
