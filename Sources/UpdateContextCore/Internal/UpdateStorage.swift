@@ -239,7 +239,7 @@ package struct UpdateStorageHeader {
         var inboxIsQueued = false
         /// Counts the requests put in the inbox (wrapping): what `animateWithFlushedUpdates` compares to
         /// learn whether its changes requested anything while updaters run. Beside the flag above, in
-        /// what would be padding.
+        /// what would be padding. (Diagnostics count requests where they are applied, not here.)
         var posted: UInt32 = 0
         var updaters = UpdaterList()
         /// Created on the first transaction (see `TransactionLedger`): its `pending` is read and written here.
