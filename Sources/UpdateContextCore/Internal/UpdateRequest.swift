@@ -9,7 +9,7 @@ enum UpdateRequest: Equatable, Sendable {
     /// only if it was.
     case deliver(Delivery)
     /// A request carrying a transaction (`update: true` for `update(transaction:)`): the storage applies
-    /// it itself (``UpdateStorage/apply(_:update:)``), the machine never sees the box.
+    /// it itself (``UpdateStorage/apply(_:update:note:)``), the machine never sees the box.
     case transaction(TransactionBox, update: Bool)
 }
 

@@ -31,17 +31,12 @@ extension UpdateStorage {
         ledger.repeatAnimation = nil  // what is pending changes: the caller says if it is a repeat
         let displaced = withShared { _ -> UpdateTransaction.Displaced? in
             if isCancelled { return nil }
-            guard var merged = ledger.pending else {
+            guard let pending = ledger.pending else {
                 ledger.pending = transaction
                 return UpdateTransaction.Displaced()
             }
-            var displaced: UpdateTransaction.Displaced
-            if first {
-                merged = transaction
-                displaced = merged.absorb(ledger.pending!)
-            } else {
-                displaced = merged.absorb(transaction)
-            }
+            var merged = first ? transaction : pending
+            let displaced = merged.absorb(first ? pending : transaction)
             ledger.pending = merged
             return displaced
         }
@@ -123,8 +118,9 @@ extension UpdateStorage {
         switch action {
         case .deferToInbox:
             // Updaters are running: a later cycle, with the transaction.
-            if let site = note?.site { noteRequestInDelivery(site) }
-            postToInbox(transaction, update: update, note: note)
+            if !postFromDelivery(.transaction(TransactionBox(transaction), update: update), note: note) {
+                drop(transaction, .contextReleased)
+            }
         case .deliverNow(let delivery, _) where delivery.isEarlyFlush:
             // The flush shows what was pending before this request; this one's payload waits for the next
             // (or is dropped, when an updater of the flush released the context).

@@ -397,10 +397,11 @@ extension UpdateStorage {
     }
 
     /// A request made while updaters run: it waits in the inbox for a later cycle (counted there, when
-    /// applied), and it is one more cycle towards the update-loop report.
-    func postFromDelivery(_ request: UpdateRequest, note: RequestNote?) {
+    /// applied), and it is one more cycle towards the update-loop report. `false`: the context is gone.
+    @discardableResult
+    func postFromDelivery(_ request: UpdateRequest, note: RequestNote?) -> Bool {
         if let site = note?.site { noteRequestInDelivery(site) }
-        post(request, note: note)
+        return post(request, note: note)
     }
 
     /// Publishes the machine's `isScheduled`, and whether the pending explicit flag is `false` (a
