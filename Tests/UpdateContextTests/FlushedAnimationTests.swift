@@ -81,6 +81,39 @@ final class FlushedAnimationTests: XCTestCase {
         XCTAssertEqual(written, ["n"], "once; the earlier non-animated change must not animate")
     }
 
+    func testASuspendedContextAppliesTheChangesRequestsAsTheyWouldBeAppliedWithoutTheWrapper() {
+        // `F`, then changes that call `update(animated: true)`: without the wrapper, resume delivers one forced,
+        // animated update (the explicit `true` replaced the pending `false`). The wrapper adds its own `T` after
+        // the changes' requests, which changes nothing here.
+        let bare = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
+        var bareWritten: [Bool] = []
+        bare.onUpdate { bareWritten.append($0) }
+        bare.suspend()
+        bare.setNeedsUpdate(animated: false)
+        bare.update(animated: true)
+        bare.setNeedsUpdate(animated: true)
+        bare.resume()
+        XCTAssertEqual(bareWritten, [true])
+
+        context.suspend()
+        context.setNeedsUpdate(animated: false)
+        context.animateWithFlushedUpdates(using: animate) { [context] in context!.update(animated: true) }
+        XCTAssertEqual(written, [])
+        context.resume()
+        XCTAssertEqual(written, ["a"], "as without the wrapper: once, animated")
+    }
+
+    func testASuspendedContextKeepsTheEarlierFalseWhenTheChangesRequestWithoutAFlag() {
+        context.suspend()
+        context.setNeedsUpdate(animated: true)
+        context.setNeedsUpdate(animated: false)
+        context.animateWithFlushedUpdates(using: animate) { [context] in context!.setNeedsUpdate() }
+        context.resume()
+        XCTAssertEqual(written, ["n"])
+        scheduler.turn()
+        XCTAssertEqual(written, ["n"], "nothing left")
+    }
+
     func testInsideAnUpdaterTheDeliveriesAreDoneInALaterCycle() {
         var once = true
         context.onUpdate { [unowned self] _ in

@@ -305,18 +305,22 @@ final class RandomizedModelTests: XCTestCase {
                     log.append("arm request inside \(subject.requestInside!.text)")
                 }
                 let requests = Bool.random(using: &random)
-                let body: Request =
+                var body: Request =
                     Bool.random(using: &random)
                     ? .flag(flag)
                     : .transaction(transactionAnimations.randomElement(using: &random)!, completion: nextCompletion)
                 nextCompletion += 1
+                // While suspended, the changes may also call `update(animated:)`: applied by the rules as it would
+                // be without the wrapper (kept, forced, for `resume()`).
+                let updates = subject.model.suspended > 0 && Bool.random(using: &random)
+                if updates { body = .flag(flag) }
                 let usesTransaction = Bool.random(using: &random)
                 let outerAnimation = transactionAnimations.dropFirst().randomElement(using: &random)!
                 let outerID: Int? = requests && usesTransaction ? nextCompletion : nil
                 nextCompletion += 1
                 log.append(
                     "flushed \(usesTransaction ? "t(\(outerAnimation.map { "\($0)" } ?? "-"))" : "using") "
-                        + (requests ? body.text : "-"))
+                        + (requests ? (updates ? "U(\(body.text))" : body.text) : "-"))
                 subject.applyInbox()
                 let before = subject.model.deliveries.count
                 subject.model.endOfCycle()  // step 1: updateIfNeeded()
@@ -324,7 +328,14 @@ final class RandomizedModelTests: XCTestCase {
                 // delivered too, once, before `changes` run.
                 let askedAgain = subject.model.deliveries.count > before && subject.requestInside != nil
                 let recorder = subject.completions
-                let changes = { if requests { Self.make(body, on: context, recorder: recorder) } }
+                let changes = {
+                    guard requests else { return }
+                    if updates, case .flag(let flag) = body {
+                        context.update(animated: flag)
+                    } else {
+                        Self.make(body, on: context, recorder: recorder)
+                    }
+                }
                 if usesTransaction {
                     context.animateWithFlushedUpdates(
                         transaction: Self.transaction(outerAnimation, outerID, recorder: recorder), changes)
@@ -340,7 +351,11 @@ final class RandomizedModelTests: XCTestCase {
                 if requests {
                     if kept {
                         subject.applyInbox()
-                        subject.apply(body)
+                        if updates, case .flag(let flag) = body {
+                            subject.model.update(flag)
+                        } else {
+                            subject.apply(body)
+                        }
                         if usesTransaction {
                             subject.model.setNeeds(transaction: outerAnimation.map(Self.label), completion: outerID)
                         } else {

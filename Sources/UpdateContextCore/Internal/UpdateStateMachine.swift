@@ -183,19 +183,21 @@ package struct UpdateStateMachine {
         suspensions += 1
     }
 
-    /// Takes the pending request out, leaving the suspensions: what is requested from now on can be told
-    /// apart from it. Give it back with ``restore(_:)``.
-    mutating func setPendingAside() -> Pending {
-        defer { pending = Pending() }
-        return pending
+    /// Starts watching what is requested (while `animateWithFlushedUpdates`'s changes run on a context that
+    /// could not deliver what was pending): the pending update is marked unscheduled, so that no request is a
+    /// no-op — each one reaches the machine and is applied by the rules, after what was pending. Returns
+    /// what ``endWatchingRequests(_:)`` needs.
+    mutating func watchRequests() -> (wasScheduled: Bool, serial: UInt64) {
+        defer { pending.isScheduled = false }
+        return (pending.isScheduled, deliverySerial)
     }
 
-    /// Puts back what ``setPendingAside()`` took, and returns what was requested meanwhile: `nil` when
-    /// nothing was.
-    mutating func restore(_ saved: Pending) -> Pending? {
-        let meanwhile = pending
-        pending = saved
-        return meanwhile.isScheduled ? meanwhile : nil
+    /// Whether anything was requested since ``watchRequests()`` (a delivery made meanwhile counts: `update()`);
+    /// what was pending before stays scheduled, unless a delivery meanwhile took it.
+    mutating func endWatchingRequests(_ watch: (wasScheduled: Bool, serial: UInt64)) -> Bool {
+        let requested = pending.isScheduled || deliverySerial != watch.serial
+        if watch.wasScheduled && deliverySerial == watch.serial { pending.isScheduled = true }
+        return requested
     }
 
     private mutating func keep(_ delivery: Delivery) -> Action {

@@ -23,10 +23,9 @@ extension UpdateStorage {
         return ledger
     }
 
-    /// Merges `transaction` into the pending one — after it, or before it when `first` — unless the context
-    /// is gone: the check and the merge are one step under the lock that ``cancel()`` marks the context gone
+    /// Merges `transaction` into the pending one (after it) unless the context is gone: the check and the merge are one step under the lock that ``cancel()`` marks the context gone
     /// and takes the pending transaction under. Returns `false` (keeping nothing) when it is gone.
-    private func merge(_ transaction: UpdateTransaction, first: Bool = false) -> Bool {
+    private func merge(_ transaction: UpdateTransaction) -> Bool {
         let ledger = self.ledger
         ledger.repeatAnimation = nil  // what is pending changes: the caller says if it is a repeat
         let displaced = withShared { _ -> UpdateTransaction.Displaced? in
@@ -35,8 +34,8 @@ extension UpdateStorage {
                 ledger.pending = transaction
                 return UpdateTransaction.Displaced()
             }
-            var merged = first ? transaction : pending
-            let displaced = merged.absorb(first ? pending : transaction)
+            var merged = pending
+            let displaced = merged.absorb(transaction)
             ledger.pending = merged
             return displaced
         }
@@ -45,7 +44,7 @@ extension UpdateStorage {
         return displaced != nil
     }
 
-    /// Takes what is pending (for a delivery, or to set it aside). Main thread.
+    /// Takes what is pending, for a delivery. Main thread.
     private func takePending() -> UpdateTransaction? {
         let ledger = self.ledger
         return withShared { _ in
@@ -156,31 +155,16 @@ extension UpdateStorage {
         perform(action, note: note)
     }
 
-    /// Merges `transaction` into the pending one (before it when `first`); when the context is gone (released
+    /// Merges `transaction` into the pending one; when the context is gone (released
     /// by an updater, or on another thread racing this one), tells it so instead and returns `false`.
     @discardableResult
-    private func keepPending(_ transaction: UpdateTransaction, first: Bool = false) -> Bool {
-        guard merge(transaction, first: first) else {
+    private func keepPending(_ transaction: UpdateTransaction) -> Bool {
+        guard merge(transaction) else {
             drop(transaction, .contextReleased)
             return false
         }
         cvu_flag_store_relaxed(flags + Self.transactionFlag, true)
         return true
-    }
-
-    /// Takes what is pending out of the ledger (to set it aside while `body` of `animateWithFlushedUpdates`
-    /// runs); give it back with ``putBack(_:first:)``.
-    func setPendingTransactionAside() -> UpdateTransaction? {
-        guard hasPendingTransaction else { return nil }
-        machinePointer.pointee.ledger?.repeatAnimation = nil
-        cvu_flag_store_relaxed(flags + Self.transactionFlag, false)
-        return takePending()
-    }
-
-    /// Puts back a transaction ``setPendingTransactionAside()`` took: after what is pending now, or before it
-    /// when `first` (or drops it, when the context went meanwhile).
-    func putBack(_ taken: UpdateTransaction?, first: Bool) {
-        if let taken { keepPending(taken, first: first) }
     }
 
     /// The start of a delivery: the transaction it absorbs (everything pending), made the one its updaters
@@ -228,7 +212,7 @@ extension UpdateStorage {
     }
 
     /// What the context held when it went (any thread, after it was marked gone): the pending transaction
-    /// and those waiting in the inbox, taken under the lock that marked it gone (see ``merge(_:first:)``).
+    /// and those waiting in the inbox, taken under the lock that marked it gone (see ``merge(_:)``).
     func dropTransactions(inbox: [UpdateRequest], pending: UpdateTransaction?) {
         for case .transaction(let box, _) in inbox { drop(box.transaction, .contextReleased) }
         if let pending { drop(pending, .contextReleased) }

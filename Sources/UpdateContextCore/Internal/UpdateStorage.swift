@@ -587,33 +587,15 @@ extension UpdateStorage {
             body()
             return postedCount != before
         }
-        // Suspended (or the updaters that `updateIfNeeded()` ran asked again): the pending requests, the
-        // inbox's included, are set aside, so that those of `body` show; then they are put back and
-        // `body`'s applied after them, in order.
+        // Suspended (or the updaters that `updateIfNeeded()` ran asked again): `body`'s requests are applied
+        // as they are made, after what is pending, as the rules apply any request; the machine watches
+        // them (see ``UpdateStateMachine/watchRequests()``) so that none of them is a no-op.
         drainInboxIfNeeded()
-        let saved = machinePointer.pointee.setPendingAside()
-        let savedTransaction = setPendingTransactionAside()
+        let watch = machinePointer.pointee.watchRequests()
         body()
-        // What `body` requested goes after what was pending, partitioned as the rules partition the requests:
-        // an early non-animated flush that `body`'s animated request makes after a pending non-animated one
-        // shows (and completes) only what was pending before; `body`'s transaction waits for the delivery
-        // after it.
-        let bodyTransaction = setPendingTransactionAside()
-        putBack(savedTransaction, first: true)
-        guard let meanwhile = machinePointer.pointee.restore(saved) else {
-            putBack(bodyTransaction, first: false)  // (a transaction request always schedules: none here)
-            return false
-        }
-        let replay = machinePointer.pointee.setNeedsUpdate(meanwhile.flag)
-        if replay.isEarlyFlush {
-            perform(replay)
-            putBack(bodyTransaction, first: false)
-        } else {
-            putBack(bodyTransaction, first: false)
-            perform(replay)
-        }
-        if meanwhile.isForced { perform(machinePointer.pointee.update(nil, defaultAnimated: animated)) }
-        return true
+        let requested = machinePointer.pointee.endWatchingRequests(watch)
+        publishScheduled()
+        return requested
     }
 
     /// Exact on the main thread; elsewhere a snapshot (another thread may change it right after).

@@ -123,7 +123,8 @@ extension ViewUpdatingContext {
     /// requested is delivered at once with `transaction` — its updaters animate through it
     /// (``animateChanges(_:)``, ``UpdateTransaction/animate(_:)``) — and its completions run after that
     /// animation. When the first step cannot deliver (suspended, or inside an updater), what `changes`
-    /// requested is added with `transaction` after the earlier requests, as the rules keep them. When
+    /// request is applied after the earlier requests, and a request with `transaction` after that, as the
+    /// rules keep them. When
     /// `changes` request nothing, the completions are told at once that nothing was shown
     /// (``UpdateCompletion/DropReason/nothingRequested``).
     ///

@@ -34,9 +34,9 @@ extension ViewUpdatingContext {
     ///
     /// Only what `changes` requested is animated. When step 1 cannot deliver — the context is suspended,
     /// this is called from inside one of its updaters, or its updaters ask again every time — the earlier
-    /// requests stay pending, and what
-    /// `changes` requested is added after them as `setNeedsUpdate(animated: true)`, so the rules keep the
-    /// earlier non-animated changes from animating: inside an updater, the next cycle delivers them
+    /// requests stay pending, what `changes` request is applied after them as it would be without this
+    /// wrapper, and `setNeedsUpdate(animated: true)` is added after that, so the rules keep the earlier
+    /// non-animated changes from animating: inside an updater, the next cycle delivers them
     /// without animation at once and then the new ones animated; while suspended, ``resume(file:line:)`` delivers
     /// them all once, not animated if any asked not to be. `changes` that request nothing add nothing.
     ///
