@@ -257,3 +257,427 @@ open class CoalescingScheduler: @unchecked Sendable {
         return runTurn(mode: mode, isCommonMode: mode.map(isCommon) ?? true)
     }
 }
+
+// The package's contexts as a scheduler's clients: registering one for the next turn, and the turn that
+// serves them (the owner thread's list, the others' queue, work parked for a run-loop mode).
+
+extension CoalescingScheduler {
+    // MARK: Clients (the package's contexts)
+
+    /// Registers `client` for the next turn and asks for one; with `nil`, only asks for a turn.
+    ///
+    /// Clients dedupe themselves: a client is passed here at most once until its next `performTurn`.
+    package final func schedule(_ client: (any TurnClient)?) {
+        if let client {
+            queue.withLock { $0.waiting.append(client) }
+        }
+        askForTurn()
+    }
+
+    /// The same as ``schedule(_:)`` without a lock, for a caller that knows it is on the scheduler's
+    /// thread (it has checked ``isCurrent``): the path a coalesced request takes on the main thread.
+    /// Inlinable, so that the contexts' storage (another module) lists itself without a call.
+    @inlinable @inline(__always)
+    package final func scheduleOnOwnerThread(_ client: some TurnClient) {
+        ownerWaiting.append(client)
+        joinCurrentThread()
+        // The plain load keeps a burst of requests to one shared write (and the call below off the path).
+        if cvu_word_load_relaxed(turnWord) & 1 != 0 { return }
+        askForTurn()
+    }
+
+    /// Joins the calling thread's list of schedulers (``ThreadSchedulers``): call it on the scheduler's own
+    /// thread only (where it lists work, turns, or gets a view context). A load and a compare when this thread
+    /// was the last it joined.
+    @inlinable @inline(__always)
+    package final func joinCurrentThread() {
+        if cvu_word_load_relaxed(turnWord + Word.joinedThread) != cvu_thread_identity() { joinCurrentThreadSlowly() }
+    }
+
+    @usableFromInline
+    package final func joinCurrentThreadSlowly() {
+        cvu_word_store_relaxed(turnWord + Word.joinedThread, cvu_thread_identity())
+        ThreadSchedulers.current.add(self)
+    }
+
+    /// Whether the scheduler's thread runs a mode that is not a common one now (a nested loop in a mode of
+    /// the app's own, or a turn in one): view updates wait for a common pass. On the scheduler's thread.
+    package final var isInPrivateMode: Bool {
+        currentMode.map { !isCommon($0) } ?? false
+    }
+
+    /// Whether clients may be waiting for a turn (the next one, or parked for a mode). On the scheduler's
+    /// thread only.
+    package final var mayHaveWaitingClients: Bool {
+        !ownerWaiting.isEmpty || cvu_word_load_relaxed(turnWord) & 1 != 0 || queue.withLock { !$0.parked.isEmpty }
+    }
+
+    /// The clients waiting for a turn — for the next one, and those parked for another mode — each retained in
+    /// the result (not those a turn under way is calling): for work that must act on everything pending before
+    /// the turn (an animated scope's flush). On the scheduler's thread only.
+    package final func waitingClients() -> [any TurnClient] {
+        var clients = ownerWaiting
+        queue.withLock { queue in
+            clients += queue.waiting
+            clients += queue.parked.map(\.client)
+        }
+        return clients
+    }
+
+    /// Marks a turn as asked for; the first mark since the last turn began calls ``requestTurn(insideTurn:)``.
+    @usableFromInline
+    final func askForTurn() {
+        // The plain load keeps a burst of requests to one shared write; the exchange decides, among threads
+        // racing, which one asks (and opens the next batch).
+        var word = cvu_word_load_relaxed(turnWord)
+        while true {
+            if word & 1 != 0 { return }
+            if cvu_word_compare_exchange(turnWord, word, (word &+ 2) | 1) { break }
+            word = cvu_word_load_relaxed(turnWord)
+        }
+        cvu_word_store_relaxed(turnWord + Word.asked, now())
+        requestTurn(insideTurn: isCurrent && turnDepth > 0)
+    }
+
+    /// Runs one turn in `mode` on the scheduler's thread: every waiting client is called once.
+    ///
+    /// A client that answers that work remains (for modes this turn did not admit) is parked: it is
+    /// called again at every later turn, but does not by itself ask for one.
+    /// - Returns: How many clients were called.
+    @discardableResult
+    package final func runTurn(mode: RunLoop.Mode?, isCommonMode: Bool) -> Int {
+        // The mark first, then the lists: a client added after the lists were taken finds the mark cleared
+        // and asks for the next turn (a new batch). The batch whose mark this clears is served here.
+        let word = cvu_word_fetch_and(turnWord, ~1)
+        if word & 1 != 0 { servedBatch = word >> 1 }
+        joinCurrentThread()
+        // Take the owner thread's list by swapping, and give its buffer back afterwards: a large fan-out
+        // then reuses one allocation turn after turn instead of growing a new array every cycle. The order:
+        // the owner thread's list, what was parked, what other threads listed.
+        var clients: [any TurnClient] = []
+        swap(&clients, &ownerWaiting)
+        queue.withLock { queue in
+            clients += queue.parked.map(\.client)
+            clients += queue.waiting
+            queue.waiting.removeAll(keepingCapacity: queue.waiting.count <= 1_024)
+            queue.parked.removeAll()
+        }
+        let count = clients.count
+        guard count > 0 else {
+            // An idle turn lets a large buffer go: a one-off spike (100 000 contexts dirtied once) must
+            // not pin its buffer for the thread's life. Busy turns keep it, and reuse it.
+            if clients.capacity <= 1_024 { swap(&clients, &ownerWaiting) }
+            return 0
+        }
+        turnDepth += 1
+        turnSerial &+= 1
+        let began = noteTurn()
+        let turn = SchedulerTurn(mode: mode, isCommonMode: isCommonMode, serial: turnSerial)
+        var stillParked: [Parked] = []
+        let interval = Signposts.begin(.turn, label: label, count: count)
+        // Requests are counted (for signposts) while this scheduler's turns are signposted; recording counts them
+        // as well.
+        cvu_word_store_relaxed(turnWord + Word.counting, interval != nil ? 1 : 0)
+        for client in clients {
+            if let modes = client.performTurn(turn) { stillParked.append(Parked(client: client, modes: modes)) }
+        }
+        Signposts.end(interval)
+        turnDepth -= 1
+        noteTurnEnded(began)
+        if !stillParked.isEmpty {
+            queue.withLock { $0.parked.insert(contentsOf: stillParked, at: 0) }
+        }
+        if ownerWaiting.isEmpty {
+            clients.removeAll(keepingCapacity: true)
+            swap(&clients, &ownerWaiting)
+        }
+        return count
+    }
+}
+
+/// Which thread a scheduler's turns run on, told without a call on the hot path, and the built-in
+/// schedulers by their short names.
+extension CoalescingScheduler {
+    /// Which thread a shipped scheduler's turns run on, so that the hot path can tell without a call.
+    package enum TurnThread {
+        /// The thread that created it (``isCurrent`` is not overridden).
+        case creator
+        /// The process's main thread, exactly.
+        case main
+        /// The main thread, and others that ``isCurrent`` knows of (the main queue under `dispatchMain()`).
+        case mainAndOthers
+        /// Unknown: ask ``isCurrent`` (a user's subclass, which may override it).
+        case unknown
+    }
+
+    static func threadTest(_ thread: TurnThread) -> (UInt64, UInt64, Bool) {
+        switch thread {
+        case .creator: (~0, cvu_thread_identity(), true)
+        case .main: (1, 1, true)
+        case .mainAndOthers: (1, 1, false)
+        case .unknown: (0, 1, false)
+        }
+    }
+
+    /// ``isCurrent`` for the hot path: a thread-local read and a compare for the shipped schedulers, a
+    /// call of ``isCurrent`` for a subclass (which may override it). Any thread.
+    @inlinable @inline(__always)
+    package final var isCurrentFast: Bool {
+        if cvu_thread_identity() & threadMask == threadExpected { return true }
+        return !threadTestIsExact && isCurrent
+    }
+}
+
+// The built-in schedulers have one spelling each, usable wherever a scheduler is expected
+// (`scheduler: .mainRunLoop`) and typed as what they are (`CoalescingScheduler.mainRunLoop.prepare(modes:)`).
+extension CoalescingScheduler {
+    /// The main thread's run loop: the default for apps and XCTest. Ends a cycle at the end of each pass
+    /// of the main run loop in a mode it turns in.
+    public static var mainRunLoop: RunLoopScheduler { RunLoopScheduler.mainScheduler }
+
+    /// The calling thread's run loop (one scheduler per thread, created on first use and kept in the
+    /// thread's dictionary, so it goes with the thread once no context uses it). On the main thread it is
+    /// ``mainRunLoop``.
+    public static var currentRunLoop: RunLoopScheduler { RunLoopScheduler.currentScheduler }
+
+    /// `DispatchQueue.main`, for `dispatchMain()` and `async` main programs (and Swift Testing on Linux).
+    public static var dispatchMain: DispatchMainScheduler { DispatchMainScheduler.sharedScheduler }
+}
+
+// What a scheduler says about the work waiting for it: the liveness questions, any thread.
+extension CoalescingScheduler {
+    /// Whether work is waiting for a turn (including work parked until one of its modes turns).
+    ///
+    /// Read it on the scheduler's thread for an exact answer (work scheduled there is not locked).
+    public final var hasPendingWork: Bool {
+        queue.withLock { !$0.waiting.isEmpty || !$0.parked.isEmpty } || (isCurrent && !ownerWaiting.isEmpty)
+    }
+
+    /// Whether a turn in `mode` would find work to do: a turn has been asked for, or work parked for
+    /// another mode is admitted by `mode` (`nil` admits every mode).
+    ///
+    /// The liveness rule of every scheduler: the scheduler's thread must not go to sleep while this is
+    /// true for the mode it runs in. A ``RunLoopScheduler`` checks it after the last observer of each
+    /// pass; a ``ManualScheduler``'s ``ManualScheduler/runUntilIdle(mode:maxTurns:file:line:)`` turns until it is
+    /// false. Any thread; exact on the scheduler's thread.
+    public final func hasWork(admittedBy mode: RunLoop.Mode?) -> Bool {
+        hasRequestedTurn || hasParkedWork(admittedBy: mode)
+    }
+
+    /// Whether work parked for other modes is admitted by `mode`.
+    package final func hasParkedWork(admittedBy mode: RunLoop.Mode?) -> Bool {
+        let turn = SchedulerTurn(mode: mode, isCommonMode: mode.map(isCommon) ?? true, serial: 0)
+        return queue.withLock { queue in queue.parked.contains { turn.admits($0.modes) } }
+    }
+
+    /// Whether a turn has been asked for and not yet begun: work that the next turn will do.
+    package final var hasRequestedTurn: Bool {
+        cvu_word_load_acquire(turnWord) & 1 != 0
+    }
+
+    /// The number of the newest batch: the one a turn has been asked for, while ``hasRequestedTurn``.
+    /// Read it in ``requestTurn(insideTurn:)`` to learn the number of the batch that asks (a later one,
+    /// if a turn and another batch came meanwhile: that turn served the asking batch). Any thread.
+    package final var newestBatch: UInt64 {
+        cvu_word_load_acquire(turnWord) >> 1
+    }
+
+    /// Whether a turn has begun to serve batch `batch` (one numbered by ``newestBatch``). Read it on the
+    /// scheduler's thread.
+    package final func hasServed(batch: UInt64) -> Bool {
+        servedBatch >= batch
+    }
+
+    /// Whether a turn is under way on the scheduler's thread (read it there).
+    package final var isInsideTurn: Bool {
+        isCurrent && turnDepth > 0
+    }
+}
+
+// What a scheduler tells diagnostics: when it last turned, whether a turn is overdue, and who waits on it.
+extension CoalescingScheduler: CustomDebugStringConvertible {
+    /// A turn that calls clients began (scheduler's thread). Returns what ``noteTurnEnded(_:)`` needs: the
+    /// clock's reading, and the state of a turn already under way on this thread (a nested run loop).
+    @inline(__always)
+    final func noteTurn() -> TurnTiming {
+        let began = now()
+        let outer = TurnTiming(began: began, outer: stamp.pointee)
+        stamp.pointee.stamp = began
+        stamp.pointee.valid = true
+        stamp.pointee.inTurn = true
+        stamp.pointee.othersRan = false
+        stamp.pointee.untimedDeliveries = 0
+        stamp.pointee.firstSubject = nil
+        if stamp.pointee.timedTurns > 0 { stamp.pointee.timedTurns -= 1 }
+        cvu_word_store_relaxed(turnWord + Word.lastTurn, began)
+        cvu_word_store_relaxed(turnWord + Word.turns, cvu_word_load_relaxed(turnWord + Word.turns) &+ 1)
+        return outer
+    }
+
+    /// The turn that ``noteTurn()`` began has ended: what runs next is not timed from it; a slow turn names
+    /// its one delivery's context, or has the next turns time each delivery (see ``TurnStamp``).
+    @inline(__always)
+    final func noteTurnEnded(_ timing: TurnTiming) {
+        let elapsed = now() &- timing.began
+        let single = stamp.pointee.untimedDeliveries == 1 && !stamp.pointee.othersRan
+        let subject = stamp.pointee.firstSubject.map { Unmanaged<AnyObject>.fromOpaque($0).takeRetainedValue() }
+        // Back to the outer turn's state (a nested loop's turn inside one of its deliveries), or to none.
+        let timedTurns = stamp.pointee.timedTurns
+        stamp.pointee = timing.outer
+        stamp.pointee.timedTurns = timedTurns
+        stamp.pointee.valid = false
+        if elapsed > UpdateDiagnostics.frameNanoseconds {
+            if single, let subject = subject as? SlowTurnSubject, subject.reportSlowTurn(nanoseconds: elapsed) {
+                return
+            }
+            stamp.pointee.timedTurns = Self.timedTurnsAfterASlowOne
+        }
+    }
+
+    /// How many turns time each delivery after a turn slower than a frame.
+    static let timedTurnsAfterASlowOne: UInt32 = 120
+
+    /// Whether a turn has been asked for and has not begun for more than a second (any thread): measured from
+    /// when the waiting batch asked, or from the last turn if one began since.
+    package final var isTurnOverdue: Bool {
+        guard hasRequestedTurn else { return false }
+        let since = max(cvu_word_load_relaxed(turnWord + Word.asked), cvu_word_load_relaxed(turnWord + Word.lastTurn))
+        return now() &- since > 1_000_000_000
+    }
+
+    /// What to do when this scheduler does not turn.
+    package var stallAdvice: String {
+        if self is ManualScheduler {
+            return "A manual scheduler turns only when its test calls turn() or runUntilIdle()."
+        }
+        if isMainThreadScheduler && !(self is DispatchMainScheduler) {
+            return "Is the main thread blocked, or running no run loop (an async main, Swift Testing on "
+                + "Linux, dispatchMain())? Use the .dispatchMain scheduler there."
+        }
+        return "Is its thread blocked, or not running its run loop?"
+    }
+
+    /// The clients waiting for a turn, with the modes of those parked for other modes (`nil`: the next
+    /// turn). The scheduler's own-thread list is read only on its thread. Labels are made outside the lock.
+    final func waitingClients() -> [(label: String, modes: [RunLoop.Mode]?)] {
+        var waiting = queue.withLock { queue -> [(DiagnosticLabel?, [RunLoop.Mode]?)] in
+            queue.waiting.map { ($0.diagnosticLabel, nil) } + queue.parked.map { ($0.client.diagnosticLabel, $0.modes) }
+        }
+        if isCurrent { waiting += ownerWaiting.map { ($0.diagnosticLabel, nil) } }
+        return waiting.map { ($0.0?.string ?? "(unlabelled)", $0.1) }
+    }
+
+    /// How many turns that called clients have run (the serial a client's last turn is compared with).
+    package final var turnCount: UInt64 { cvu_word_load_relaxed(turnWord + Word.turns) }
+
+    /// Seconds since the last turn that called clients began, or `nil` if none has.
+    package final var secondsSinceLastTurn: Double? {
+        let last = cvu_word_load_relaxed(turnWord + Word.lastTurn)
+        guard last != 0 else { return nil }
+        return Double(now() &- last) / 1e9
+    }
+
+    /// The scheduler as a person chasing a missing update wants it: its label and type, whether a turn is
+    /// asked for, how many turns have run and when the last began, and the contexts waiting on it with the
+    /// modes they wait for. Any thread (contexts listed on the scheduler's own thread show only there).
+    public var debugDescription: String {
+        let turns = cvu_word_load_relaxed(turnWord + Word.turns)
+        var text = "\(type(of: self)) \"\(label)\": "
+        text += hasRequestedTurn ? "a turn is asked for" : "no turn asked for"
+        if let seconds = secondsSinceLastTurn {
+            text += String(format: "; %llu turns, the last %.3f s ago", turns, seconds)
+        } else {
+            text += "; it has not turned yet"
+        }
+        if isTurnOverdue { text += "; a turn asked for more than a second ago has not begun. " + stallAdvice }
+        let lines = waitingClients().map { label, modes in
+            guard let modes else { return "waiting: \(label)" }
+            return "parked until a turn in \(modes.map(\.rawValue).joined(separator: " or ")): \(label)"
+        }
+        if !lines.isEmpty { text += "\n  " + lines.joined(separator: "\n  ") }
+        return text
+    }
+}
+
+/// What ``CoalescingScheduler/noteTurn()`` hands to ``CoalescingScheduler/noteTurnEnded(_:)``.
+struct TurnTiming {
+    let began: UInt64
+    /// The scheduler's timing state before the turn (a turn under way, when this one is nested).
+    let outer: TurnStamp
+}
+
+/// How a scheduler times its deliveries for the slow-updater report. A turn is timed as a whole (two clock
+/// reads). A slow turn that made one untimed delivery and ran nothing else names that delivery's context
+/// (`firstSubject`, retained by the first untimed delivery of the turn: one retain per turn, not per
+/// delivery); any other slow turn makes the next `timedTurns` turns time each delivery and updater, so that a
+/// slow updater is named when it is slow again — without a clock read per delivery otherwise. `stamp` is the
+/// last reading a timed delivery may start from, `valid` until other code may have run (a notification's
+/// observers, a transaction's completions, a report's handler, the turn's end). Confined to the scheduler's
+/// thread.
+package struct TurnStamp {
+    package var stamp: UInt64 = 0
+    /// Retained; taken by the turn's end.
+    package var firstSubject: UnsafeMutableRawPointer?
+    package var timedTurns: UInt32 = 0
+    package var untimedDeliveries: UInt32 = 0
+    package var valid = false
+    /// A turn of this scheduler is under way.
+    package var inTurn = false
+    /// Code other than deliveries ran in this turn (a notification's observers).
+    package var othersRan = false
+}
+
+/// A client that a slow turn can name: the one delivery of a turn slower than a frame.
+package protocol SlowTurnSubject: AnyObject {
+    /// The turn that made this client's only delivery took `nanoseconds`, longer than a frame. Returns
+    /// whether that names the culprit (one updater); `false` has the next turns time each updater.
+    func reportSlowTurn(nanoseconds: UInt64) -> Bool
+}
+
+/// One turn of a scheduler, as its clients see it.
+@usableFromInline
+package struct SchedulerTurn {
+    /// The run-loop mode of the turn; `nil` for a scheduler without modes (every mode matches).
+    package let mode: RunLoop.Mode?
+    /// Whether `mode` is one of the run loop's common modes.
+    package let isCommonMode: Bool
+    /// Different for every turn of one scheduler (a client listed twice in one turn sees the same serial).
+    package let serial: UInt64
+
+    package init(mode: RunLoop.Mode?, isCommonMode: Bool, serial: UInt64) {
+        (self.mode, self.isCommonMode, self.serial) = (mode, isCommonMode, serial)
+    }
+
+    /// Whether work registered for `modes` may run in this turn.
+    package func admits(_ modes: [RunLoop.Mode]) -> Bool {
+        guard let mode else { return true }
+        return modes.contains(mode) || (isCommonMode && modes.contains(.common))
+    }
+}
+
+/// Something that has work waiting for a scheduler's turn.
+///
+/// Clients are handed between threads (scheduled from any thread, called on the scheduler's): each must
+/// synchronise its own state. Not `Sendable` by requirement, so that a `ManagedBuffer` subclass (which no
+/// `Sendable` type may be) can be one.
+@usableFromInline
+package protocol TurnClient: AnyObject {
+    /// Does the work the turn admits, on the scheduler's thread.
+    ///
+    /// - Returns: `nil` when nothing remains; otherwise the modes the remaining work waits for (work this
+    ///   turn did not admit). The scheduler then keeps the client for later turns, calling it at each, and
+    ///   the client counts as scheduled.
+    func performTurn(_ turn: SchedulerTurn) -> [RunLoop.Mode]?
+
+    /// What diagnostics call the client (a scheduler's `debugDescription` lists who waits). Any thread.
+    var diagnosticLabel: DiagnosticLabel? { get }
+
+    /// Whether the client still has work for a turn: `false` once what it listed itself for was done before
+    /// the turn (an update delivered at once). On the scheduler's thread; `true` unless the client knows.
+    var hasWorkForTurn: Bool { get }
+}
+
+extension TurnClient {
+    package var diagnosticLabel: DiagnosticLabel? { nil }
+    package var hasWorkForTurn: Bool { true }
+}
