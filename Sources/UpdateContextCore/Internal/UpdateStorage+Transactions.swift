@@ -5,9 +5,8 @@ import Foundation
 // Requests that carry a transaction, and the transaction of each delivery: the Bool path, with a payload
 // kept beside the rules (`TransactionLedger`) only once a context has seen a transaction.
 extension UpdateStorage {
-    /// Whether the ledger holds a pending transaction (main thread; a flag byte, so that deliveries without
-    /// transactions never look for the ledger).
-    var hasPendingTransaction: Bool { cvu_flag_load_relaxed(flags + Self.transactionFlag) }
+    /// Whether the ledger holds a pending transaction (main thread).
+    var hasPendingTransaction: Bool { machinePointer.pointee.hasPendingTransaction }
 
     /// The ledger, created on first use: kept in the shared state (where a release on any thread finds it),
     /// and by the machine for the main thread. Main thread.
@@ -76,7 +75,7 @@ extension UpdateStorage {
     /// Not inside a scope: the request joins the scope's completions there.
     @inline(__always)
     func isRepeatedPlainTransaction(_ transaction: UpdateTransaction) -> Bool {
-        if hasPendingTransaction, transaction.isPlain, !cvu_transaction_scopes_active(), isOnSchedulerThread,
+        if isOnSchedulerThread, hasPendingTransaction, transaction.isPlain, !cvu_transaction_scopes_active(),
             !inboxHasRequests, machinePointer.pointee.isNoOp(true),
             let animation = transaction.animation, machinePointer.pointee.ledger?.repeatAnimation == animation
         {
@@ -163,7 +162,7 @@ extension UpdateStorage {
             drop(transaction, .contextReleased)
             return false
         }
-        cvu_flag_store_relaxed(flags + Self.transactionFlag, true)
+        machinePointer.pointee.hasPendingTransaction = true
         return true
     }
 
@@ -176,7 +175,7 @@ extension UpdateStorage {
 
     private func beginPendingTransaction(of delivery: Delivery) -> CompletionGroup? {
         machinePointer.pointee.ledger?.repeatAnimation = nil
-        cvu_flag_store_relaxed(flags + Self.transactionFlag, false)
+        machinePointer.pointee.hasPendingTransaction = false
         guard var transaction = takePending() else { return nil }
         transaction.animation = delivery.animated ? (transaction.animation ?? .default) : nil
         let group = CompletionGroup(transaction.completions)

@@ -13,7 +13,7 @@ import Foundation
 /// lock only when there is something to take.
 ///
 /// The path of a request: ``setNeedsUpdate(_:)`` → (main thread) the machine's `setNeedsUpdate` →
-/// `.askForTurn` → `scheduleOnOwnerThread` → at the end of the cycle the scheduler calls
+/// `.askForTurn` → `listOnOwnerThread` (once per turn) → at the end of the cycle the scheduler calls
 /// ``performTurn(_:)`` → `turnBegan`, the inbox applied, `turnEnded` → ``deliver(_:)`` → each updater.
 /// From another thread: ``post(_:)`` puts it in the inbox and registers for the next turn (one wake-up),
 /// where it is applied and delivered in that same turn.
@@ -35,7 +35,7 @@ package final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, Tu
     private static let animatedFlag = 3  // the default `animated`
     private static let refreshFlag = 4  // joined a refresh hub (set once, before the context is shared)
     static let ownerConnectedFlag = 5  // a `ViewUpdating` object connected its `updateView(animated:)`
-    static let transactionFlag = 6  // the ledger holds a pending transaction (main thread)
+    static let listedFlag = 6  // listed with the scheduler for a turn (set by the first lister, cleared by the turn)
     static let diagnosticsBits = 7  // `DiagnosticsBits`, changed with `cvu_bits_*`
     private static let flagCount = 8
 
@@ -192,7 +192,7 @@ package final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, Tu
     @inline(__always)
     private func isNoOpOnTheFastPath(_ flag: Bool?) -> Bool {
         if !cvu_transaction_scopes_active() && isOnSchedulerThread && !inboxHasRequests
-            && machinePointer.pointee.isNoOp(flag) && (flag != true || !hasPendingTransaction)
+            && machinePointer.pointee.isNoOp(flag) && (flag != true || !machinePointer.pointee.hasPendingTransaction)
         {
             if cvu_diagnostics_is_recording() || withScheduler({ $0.countsRequests }) {
                 machinePointer.pointee.absorbed &+= 1
@@ -235,8 +235,6 @@ package struct UpdateStorageHeader {
     /// What other threads touch, under the storage's lock.
     struct Shared {
         var inbox: [InboxEntry] = []
-        /// Whether the inbox has registered the storage for a turn that has not drained it yet.
-        var inboxIsQueued = false
         /// Counts the requests put in the inbox (wrapping): what `animateWithFlushedUpdates` compares to
         /// learn whether its changes requested anything while updaters run. Beside the flag above, in
         /// what would be padding. (Diagnostics count requests where they are applied, not here.)
@@ -385,9 +383,9 @@ extension UpdateStorage {
             if let note { noteApplied(note) }
         case .askForTurn:
             if let note { noteApplied(note) }
-            withScheduler { $0.scheduleOnOwnerThread(self) }
+            listOnOwnerThread()
         case .deliverNow(let delivery, let askForTurn):
-            if askForTurn { withScheduler { $0.scheduleOnOwnerThread(self) } }
+            if askForTurn { listOnOwnerThread() }
             if delivery.isEarlyFlush { return deliver(delivery, thenNote: note) }
             if let note { noteApplied(note) }
             deliver(delivery)
@@ -415,6 +413,22 @@ extension UpdateStorage {
         }
     }
 
+    /// Lists the context for the scheduler's next turn unless it is listed (by this thread or another): `true`
+    /// when the caller must hand it to the scheduler. One listing per turn, however many threads request.
+    @inline(__always)
+    func list() -> Bool {
+        !cvu_flag_load_relaxed(flags + Self.listedFlag) && cvu_bits_fetch_or(flags + Self.listedFlag, 1) == 0
+    }
+
+    /// ``list()`` on the scheduler's thread, and the listing without a lock. Listed already (by another
+    /// thread), the scheduler still joins this thread's list, where an animating scope's flush finds it.
+    @inline(__always)
+    func listOnOwnerThread() {
+        withScheduler { scheduler in
+            if list() { scheduler.scheduleOnOwnerThread(self) } else { scheduler.joinCurrentThread() }
+        }
+    }
+
     /// Whether a non-animated request is pending — applied on the main thread, or waiting in the inbox —
     /// so that an animated change made now would be preceded by the rules' early non-animated flush. Any
     /// thread: a snapshot (the main thread may deliver right after).
@@ -438,7 +452,6 @@ extension UpdateStorage {
     /// for a request that is being applied.
     private func drainInbox() {
         let entries = withShared { shared -> [InboxEntry] in
-            shared.inboxIsQueued = false
             defer { shared.inbox.removeAll() }
             return shared.inbox
         }
@@ -474,12 +487,10 @@ extension UpdateStorage {
                 InboxEntry(request: request, note: note ?? RequestNote(nil)), into: &shared.inbox)
             shared.posted &+= 1
             cvu_flag_store_release(flags + Self.inboxFlag, true)
-            if shared.inboxIsQueued { return false }
-            shared.inboxIsQueued = true
             return true
         }
         // Reached only while the context lives or a caller holds the scheduler (see the header).
-        if needsTurn { withScheduler { $0.schedule(self) } }
+        if needsTurn && list() { withScheduler { $0.schedule(self) } }
         return accepted
     }
 }
@@ -721,9 +732,7 @@ extension UpdateStorage {
         // may have run a turn that passed this storage by: register again, or what is pending would wait for
         // an unrelated turn. Not when the context went inside an updater: the scheduler may have gone with it.
         noteDeliveryEnded()
-        if machinePointer.pointee.deliveryEnded() && !isCancelled {
-            withScheduler { $0.scheduleOnOwnerThread(self) }
-        }
+        if machinePointer.pointee.deliveryEnded() && !isCancelled { listOnOwnerThread() }
     }
 
     /// Whether a turn would still find something to deliver (``ManualScheduler/isIdle``): an update pending
@@ -743,23 +752,16 @@ extension UpdateStorage {
             return nil
         }
         // A pass in a private mode (code waiting synchronously in a mode of its own): nothing is applied or
-        // delivered; the storage stays registered, parked until a common pass. Listed twice in this turn
-        // (both of its lists), it parks once.
+        // delivered; the storage stays listed, parked until a common pass.
         // (`isCommonMode` is exactly what `admits([.common])` asks, without comparing mode names per context.)
         if !turn.isCommonMode {
-            return machinePointer.pointee.park(serial: turn.serial) ? Self.updateModes : nil
+            machinePointer.pointee.park()
+            return Self.updateModes
         }
-        switch machinePointer.pointee.turnBegan(serial: turn.serial) {
-        case .skip:
-            return nil
-        case .missed:
-            // Registered nowhere now (the machine forgot its own-thread registration): let the next request
-            // from another thread register again; the end of the delivery registers for what is pending.
-            withShared { $0.inboxIsQueued = false }
-            return nil
-        case .run:
-            break
-        }
+        // No longer listed: a request from now on lists the context for the next turn. Then, while updaters run
+        // (a nested run loop inside one), the turn passes it by: the delivery's end lists it again.
+        cvu_flag_store_release(flags + Self.listedFlag, false)
+        guard machinePointer.pointee.turnBegan(turn.serial) else { return nil }
         drainInboxIfNeeded()
         let delivery = machinePointer.pointee.turnEnded(defaultAnimated: animated)
         // Published after the updaters ran: other threads read the update as pending until it is delivered.
