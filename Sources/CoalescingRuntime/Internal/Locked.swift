@@ -38,62 +38,22 @@ package struct Locked<Value>: @unchecked Sendable {
     }
 }
 
-/// A lock at a stable address (a `ManagedBuffer` element, or memory allocated by hand): what ``Locked``
-/// and the striped locks are built on.
+/// The storage of a ``Locked`` value: the value as the header, the lock as the one element (its address is
+/// stable for the object's life, as a lock's must be).
 @usableFromInline
-package struct LockCell {
-    @usableFromInline var lock: LockPrimitive
-
-    @usableFromInline init(lock: LockPrimitive) {
-        self.lock = lock
-    }
-
-    /// Initialises the cell at `cell` (unlocked).
-    package static func initialize(_ cell: UnsafeMutablePointer<LockCell>) {
-        #if canImport(Darwin)
-        cell.initialize(to: LockCell(lock: os_unfair_lock()))
-        #else
-        cell.initialize(to: LockCell(lock: pthread_mutex_t()))
-        let rc = pthread_mutex_init(&cell.pointee.lock, nil)
-        precondition(rc == 0, "pthread_mutex_init failed: \(rc)")
-        #endif
-    }
-
-    /// Undoes ``initialize(_:)``.
-    package static func deinitialize(_ cell: UnsafeMutablePointer<LockCell>) {
-        #if !canImport(Darwin)
-        pthread_mutex_destroy(&cell.pointee.lock)
-        #endif
-        _ = cell.deinitialize(count: 1)
-    }
-
-    /// Runs `body` holding the lock at `cell`. Never call out to user code inside.
-    @inlinable
-    package static func withLock<Result>(
-        _ cell: UnsafeMutablePointer<LockCell>, _ body: () throws -> Result
-    ) rethrows -> Result {
-        // `lock` is the cell's only stored property, at offset 0 (not `MemoryLayout.offset(of: \.lock)`: the
-        // key path was instantiated — a retain and a release — on every lock).
-        let lock = UnsafeMutableRawPointer(cell).assumingMemoryBound(to: LockPrimitive.self)
-        #if canImport(Darwin)
-        os_unfair_lock_lock(lock)
-        defer { os_unfair_lock_unlock(lock) }
-        #else
-        pthread_mutex_lock(lock)
-        defer { pthread_mutex_unlock(lock) }
-        #endif
-        return try body()
-    }
-}
-
-/// The allocation behind ``Locked``: the value as the header, the lock as the single element, so the
-/// lock's address is stable and needs no allocation of its own.
-@usableFromInline
-package final class LockStorage<Value>: ManagedBuffer<Value, LockCell> {
+package final class LockStorage<Value>: ManagedBuffer<Value, LockPrimitive> {
     static func make(_ value: Value) -> LockStorage<Value> {
         let buffer = create(minimumCapacity: 1) { _ in value }
         let storage = unsafeDowncast(buffer, to: LockStorage<Value>.self)
-        storage.withUnsafeMutablePointerToElements { LockCell.initialize($0) }
+        storage.withUnsafeMutablePointerToElements { lock in
+            #if canImport(Darwin)
+            lock.initialize(to: os_unfair_lock())
+            #else
+            lock.initialize(to: pthread_mutex_t())
+            let rc = pthread_mutex_init(lock, nil)
+            precondition(rc == 0, "pthread_mutex_init failed: \(rc)")
+            #endif
+        }
         // An empty transaction after the value was written: the first thread to lock it later sees the
         // value through the lock (a hand-off ThreadSanitizer can follow, whatever carried the reference).
         storage.withLock { _ in }
@@ -101,13 +61,25 @@ package final class LockStorage<Value>: ManagedBuffer<Value, LockCell> {
     }
 
     deinit {
-        withUnsafeMutablePointerToElements { LockCell.deinitialize($0) }
+        withUnsafeMutablePointerToElements { lock in
+            #if !canImport(Darwin)
+            pthread_mutex_destroy(lock)
+            #endif
+            _ = lock.deinitialize(count: 1)
+        }
     }
 
     @inlinable
     package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        try withUnsafeMutablePointers { value, cell in
-            try LockCell.withLock(cell) { try body(&value.pointee) }
+        try withUnsafeMutablePointers { value, lock in
+            #if canImport(Darwin)
+            os_unfair_lock_lock(lock)
+            defer { os_unfair_lock_unlock(lock) }
+            #else
+            pthread_mutex_lock(lock)
+            defer { pthread_mutex_unlock(lock) }
+            #endif
+            return try body(&value.pointee)
         }
     }
 }
