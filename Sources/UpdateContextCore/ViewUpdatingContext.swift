@@ -302,7 +302,8 @@ public final class ViewUpdatingContext: Sendable {
     }
 
     /// Ends one ``suspend(file:line:)``; when the last one ends, delivers at once what was requested meanwhile
-    /// (once, with the flag the rules give). Main thread only.
+    /// (once, with the flag the rules give; called inside one of the context's updaters, in the next cycle,
+    /// never recursively). Main thread only.
     ///
     /// A `resume()` with no `suspend()` to end, or one called on another thread, is a mistake: a debug
     /// build stops at the caller's line; a release build warns through `UpdateDiagnostics` and ignores the call

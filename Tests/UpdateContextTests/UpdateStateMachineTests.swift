@@ -101,6 +101,20 @@ final class UpdateStateMachineTests: XCTestCase {
             machine.resume(defaultAnimated: false), .deliverNow(n, askForTurn: false), "a kept request is not forced")
     }
 
+    func testTheLastResumeWhileUpdatersRunLeavesTheKeptUpdateForTheNextTurn() {
+        var machine = UpdateStateMachine()
+        XCTAssertEqual(machine.setNeedsUpdate(false), .askForTurn)
+        guard case .deliverNow(let flush, _) = machine.setNeedsUpdate(true) else {
+            return XCTFail("F then T flushes early")
+        }
+        machine.deliveryBegan(flush)  // the early flush's updater suspends and resumes
+        machine.suspend()
+        XCTAssertEqual(machine.resume(defaultAnimated: false), .askForTurn, "listed, not delivered recursively")
+        XCTAssertFalse(machine.deliveryEnded())
+        XCTAssertTrue(machine.turnBegan(1))
+        XCTAssertEqual(machine.turnEnded(defaultAnimated: false), Delivery(animated: true, isForced: false))
+    }
+
     func testACancelledMachineDoesNothing() {
         var machine = UpdateStateMachine()
         _ = machine.setNeedsUpdate(nil)

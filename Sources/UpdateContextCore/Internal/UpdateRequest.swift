@@ -5,9 +5,6 @@ import CoalescingRuntime
 enum UpdateRequest: Equatable, Sendable {
     case setNeedsUpdate(Bool?)
     case update(Bool?)
-    /// A delivery already decided (the last `resume()`, made while updaters ran): made as it is, forced
-    /// only if it was.
-    case deliver(Delivery)
     /// A request carrying a transaction (`update: true` for `update(transaction:)`): the storage applies
     /// it itself (``UpdateStorage/apply(_:update:note:)``), the machine never sees the box.
     case transaction(TransactionBox, update: Bool)
@@ -25,7 +22,7 @@ extension UpdateRequest {
         switch self {
         case .setNeedsUpdate(false?): true
         case .transaction(let box, false): !box.transaction.isAnimated
-        case .setNeedsUpdate, .update, .deliver, .transaction: false
+        case .setNeedsUpdate, .update, .transaction: false
         }
     }
 }

@@ -144,18 +144,6 @@ package struct UpdateStateMachine {
         case .transaction:
             // Applied by the storage (it keeps the transaction's payload); never reaches the machine.
             .none
-        case .deliver(let delivery):
-            if isCancelled {
-                .none
-            } else if delivering != nil {
-                .deferToInbox(request)
-            } else if isSuspended {
-                // Suspended again before this delivery came round: kept, with its flag and whether it was
-                // forced, for the next `resume()`.
-                keep(delivery)
-            } else {
-                .deliverNow(delivery, askForTurn: false)
-            }
         }
     }
 
@@ -190,21 +178,15 @@ package struct UpdateStateMachine {
         return requested
     }
 
-    private mutating func keep(_ delivery: Delivery) -> Action {
-        pending.flag = delivery.animated
-        if delivery.isForced { pending.isForced = true }
-        return schedule() ? .askForTurn : .none
-    }
-
-    /// Ends one suspension; the last one delivers what was kept (later, when updaters are running).
+    /// Ends one suspension; the last one delivers what was kept — or, while updaters are running, lists the
+    /// context for the next turn, whose end of cycle delivers it (never recursively).
     mutating func resume(defaultAnimated: Bool) -> Action {
         precondition(suspensions > 0, "ViewUpdatingContext.resume() called more times than suspend()")
         suspensions -= 1
+        guard !isCancelled, !isSuspended, pending.isScheduled else { return .none }
+        if delivering != nil { return .askForTurn }
         let forced = pending.isForced
-        guard let value = endOfCycleValue(defaultAnimated), !isCancelled else { return .none }
-        let delivery = Delivery(animated: value, isForced: forced)
-        if delivering != nil { return .deferToInbox(.deliver(delivery)) }
-        return .deliverNow(delivery, askForTurn: false)
+        return .deliverNow(Delivery(animated: take(defaultAnimated), isForced: forced), askForTurn: false)
     }
 
     // MARK: Turns and deliveries
