@@ -163,9 +163,7 @@ static inline void cvu_stripe_unlock(unsigned index) {
 /// The next number of a process-wide counter (1, 2, …): orders values made on any thread.
 uint64_t cvu_next_generation(void);
 
-// MARK: Diagnostics
-
-// One byte of bits (a context's diagnostics flags), changed atomically by whichever thread reports.
+// One byte of bits (a context's scheduled byte, its listed mark), read or set atomically from any thread.
 
 static inline uint8_t cvu_bits_load(const uint8_t *bits) {
     return __atomic_load_n(bits, __ATOMIC_ACQUIRE);
@@ -175,9 +173,7 @@ static inline uint8_t cvu_bits_fetch_or(uint8_t *bits, uint8_t set) {
     return __atomic_fetch_or(bits, set, __ATOMIC_ACQ_REL);
 }
 
-static inline uint8_t cvu_bits_fetch_and(uint8_t *bits, uint8_t keep) {
-    return __atomic_fetch_and(bits, keep, __ATOMIC_ACQ_REL);
-}
+// MARK: Diagnostics
 
 /// Whether `UpdateDiagnostics.isRecording` is on: one relaxed byte load on the delivery path.
 extern uint8_t cvu_diagnostics_recording;

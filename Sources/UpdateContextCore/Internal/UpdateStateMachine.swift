@@ -76,6 +76,8 @@ package struct UpdateStateMachine {
     /// Whether a turn passed this context by while its updaters ran (see ``turnBegan(_:)``).
     private(set) var missedTurn = false
     private(set) var isCancelled = false
+    /// Diagnostics: what they remember between requests and deliveries (counted by the storage).
+    var diagnostics = DiagnosticsBits()
     /// Diagnostics: consecutive deliveries inside which the context was requested again (an update loop
     /// at 60); counted by the storage.
     var loopCount: UInt8 = 0

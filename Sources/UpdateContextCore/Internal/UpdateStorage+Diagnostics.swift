@@ -11,9 +11,6 @@ import AppKit
 extension UpdateStorage: SlowTurnSubject {
     package var diagnosticLabel: DiagnosticLabel? { label }
 
-    @inline(__always)
-    var diagnostics: UnsafeMutablePointer<UInt8> { flags + Self.diagnosticsBits }
-
     // MARK: Requests (main thread unless said)
 
     /// A request applied on the main thread, as diagnostics count it for the delivery that absorbs it: its
@@ -27,12 +24,12 @@ extension UpdateStorage: SlowTurnSubject {
     /// unless the library made it for a change made elsewhere (a tracked change's follow-up).
     func noteRequestInDelivery(_ site: RequestSite) {
         guard site.countsAsSelfRequest else { return }
-        let bits = cvu_bits_fetch_or(diagnostics, DiagnosticsBits.requestedInDelivery)
+        machinePointer.pointee.diagnostics.insert(.requestedInDelivery)
         guard machinePointer.pointee.loopCount >= DiagnosticsThresholds.loopCycles - 1,
-            bits & DiagnosticsBits.loopReported == 0,
+            !machinePointer.pointee.diagnostics.contains(.loopReported),
             !withScheduler({ $0.drivesPerFrameWork })
         else { return }
-        _ = cvu_bits_fetch_or(diagnostics, DiagnosticsBits.loopReported)
+        machinePointer.pointee.diagnostics.insert(.loopReported)
         UpdateDiagnostics.emit(
             UpdateDiagnostics.Report(
                 kind: .updateLoop, label: label.string,
@@ -48,17 +45,16 @@ extension UpdateStorage: SlowTurnSubject {
     /// the context's link, which goes with the context). Main thread, where requests are applied.
     private func noteFirstRequest(_ site: RequestSite) {
         guard link.noteFirstRequest(site) else { return }
-        _ = cvu_bits_fetch_or(diagnostics, DiagnosticsBits.recordedSite)
+        machinePointer.pointee.diagnostics.insert(.recordedSite)
     }
 
     /// The delivery's updaters have returned: counts the cycle towards an update loop or resets the count.
     @inline(__always)
     func noteDeliveryEnded() {
-        if cvu_bits_load(diagnostics) & DiagnosticsBits.requestedInDelivery == 0 {
+        if machinePointer.pointee.diagnostics.remove(.requestedInDelivery) == nil {
             machinePointer.pointee.loopCount = 0
             return
         }
-        _ = cvu_bits_fetch_and(diagnostics, ~DiagnosticsBits.requestedInDelivery)
         let count = machinePointer.pointee.loopCount
         if count < DiagnosticsThresholds.loopCycles { machinePointer.pointee.loopCount = count + 1 }
     }
@@ -72,8 +68,7 @@ extension UpdateStorage: SlowTurnSubject {
 
     /// Updater `index` took `nanoseconds`: reports it once per context when slower than a frame.
     func noteSlowUpdater(index: Int, nanoseconds: UInt64) {
-        guard cvu_bits_fetch_or(diagnostics, DiagnosticsBits.slowReported) & DiagnosticsBits.slowReported == 0
-        else { return }
+        guard machinePointer.pointee.diagnostics.insert(.slowReported).inserted else { return }
         let who = "updater #\(index + 1) took"
         UpdateDiagnostics.emit(
             UpdateDiagnostics.Report(
@@ -119,15 +114,6 @@ extension UpdateStorage: SlowTurnSubject {
 
     // MARK: Suspension and release
 
-    /// Publishes whether the context is suspended (main thread), for descriptions read on other threads.
-    func noteSuspension() {
-        if machinePointer.pointee.isSuspended {
-            _ = cvu_bits_fetch_or(diagnostics, DiagnosticsBits.suspended)
-        } else {
-            _ = cvu_bits_fetch_and(diagnostics, ~DiagnosticsBits.suspended)
-        }
-    }
-
     /// The context is being released (any thread): reports an update that will never be delivered.
     func noteRelease() {
         guard isUpdatePending else { return }
@@ -155,8 +141,7 @@ extension UpdateStorage {
     private func describeWhileSchedulerHeld() -> String {
         var lines = ["ViewUpdatingContext \"\(label.string)\""]
         let onMain = isOnSchedulerThread
-        let bits = cvu_bits_load(diagnostics)
-        let suspended = bits & DiagnosticsBits.suspended != 0
+        let suspended = cvu_bits_load(flags + Self.scheduledFlag) & 4 != 0
         if onMain {
             let machine = machinePointer.pointee
             if isUpdatePending {
@@ -261,8 +246,7 @@ struct DeliveryProbe {
         // The first request this delivery absorbed is claimed with its count, before any updater can request
         // again (for the next delivery) or recording can change; a delivery made while not recording just
         // forgets it (no stale site for a later one).
-        let hasRecordedSite = cvu_bits_load(storage.diagnostics) & DiagnosticsBits.recordedSite != 0
-        if hasRecordedSite { _ = cvu_bits_fetch_and(storage.diagnostics, ~DiagnosticsBits.recordedSite) }
+        let hasRecordedSite = storage.machinePointer.pointee.diagnostics.remove(.recordedSite) != nil
         recordedSite = hasRecordedSite ? storage.linkIfMade?.takeRecordedSite() : nil
         stamp = storage.withScheduler { $0.stamp }
         inTurn = stamp.pointee.inTurn
@@ -316,21 +300,20 @@ struct DeliveryProbe {
     }
 }
 
-// What the diagnostics of a context share: the bits of its diagnostics byte and the thresholds.
+// What the diagnostics of a context share: its marks (kept by its state machine) and the thresholds.
 
-/// The bits of a context's diagnostics byte (flag 7 of its storage), changed with `cvu_bits_*`.
-enum DiagnosticsBits {
-    /// The context was requested on the main thread while its updaters ran (main thread).
-    static let requestedInDelivery: UInt8 = 1 << 0
+/// What a context's diagnostics remember between requests and deliveries: the state machine's
+/// ``UpdateStateMachine/diagnostics`` (main thread, where requests are applied and deliveries made).
+struct DiagnosticsBits: OptionSet {
+    let rawValue: UInt8
+    /// The context was requested while its updaters ran.
+    static let requestedInDelivery = DiagnosticsBits(rawValue: 1 << 0)
     /// The update loop was reported.
-    static let loopReported: UInt8 = 1 << 1
+    static let loopReported = DiagnosticsBits(rawValue: 1 << 1)
     /// A slow updater was reported.
-    static let slowReported: UInt8 = 1 << 2
-    /// The context is suspended (published by the main thread for descriptions read elsewhere).
-    static let suspended: UInt8 = 1 << 3
-    /// Recording noted a first request for the next delivery (kept by the link). Main thread, where requests
-    /// are applied and deliveries made.
-    static let recordedSite: UInt8 = 1 << 4
+    static let slowReported = DiagnosticsBits(rawValue: 1 << 2)
+    /// Recording noted a first request for the next delivery (kept by the link).
+    static let recordedSite = DiagnosticsBits(rawValue: 1 << 3)
 }
 
 /// What the always-on reports need to know.

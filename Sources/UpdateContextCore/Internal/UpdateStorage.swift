@@ -30,14 +30,11 @@ package final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, Tu
     // bytes on Linux, and every critical section here is a few instructions that never call out.
 
     static let inboxFlag = 0  // the inbox holds requests (set under the lock)
-    static let scheduledFlag = 1  // the machine's `isScheduled` (bit 0) and `f == false` (bit 1), for other threads
+    static let scheduledFlag = 1  // the machine's state for other threads: see `publishScheduled()`
     static let cancelledFlag = 2  // the context is gone
     private static let animatedFlag = 3  // the default `animated`
-    private static let refreshFlag = 4  // joined a refresh hub (set once, before the context is shared)
-    static let ownerConnectedFlag = 5  // a `ViewUpdating` object connected its `updateView(animated:)`
-    static let listedFlag = 6  // listed with the scheduler for a turn (set by the first lister, cleared by the turn)
-    static let diagnosticsBits = 7  // `DiagnosticsBits`, changed with `cvu_bits_*`
-    private static let flagCount = 8
+    static let listedFlag = 4  // listed with the scheduler for a turn (set by the first lister, cleared by the turn)
+    private static let flagCount = 5
 
     static func make(animated: Bool, scheduler: CoalescingScheduler, label: DiagnosticLabel) -> UpdateStorage {
         precondition(Layout.isAsDeclared, "UpdateStorage: the header's layout is not the one Layout computes")
@@ -145,30 +142,15 @@ package final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, Tu
         set { cvu_flag_store_relaxed(flags + Self.animatedFlag, newValue) }
     }
 
-    /// Whether the context observes lifecycle events (it then leaves the refresh hub when it goes).
+    /// Whether the context observes lifecycle events (it then leaves the refresh hub when it goes). Any thread.
     var refreshes: Bool {
-        get { cvu_flag_load_relaxed(flags + Self.refreshFlag) }
-        set { cvu_flag_store_relaxed(flags + Self.refreshFlag, newValue) }
+        get { withShared { $0.refreshes } }
+        set { withShared { $0.refreshes = newValue } }
     }
-
-    /// The owner-connected byte's bit: connected now (`startUpdatingView()`, until `removeUpdaters()`).
-    static let ownerConnectedNow: UInt8 = 1
 
     /// Whether the `ViewUpdating` owner is connected now (a hint: ``addOwnerUpdater(_:)`` decides). Any thread.
     var isOwnerConnectedNow: Bool {
-        cvu_bits_load(flags + Self.ownerConnectedFlag) & Self.ownerConnectedNow != 0
-    }
-
-    /// Marks the context as connected to its `ViewUpdating` owner; `false` when it already is. Under the lock
-    /// (``addOwnerUpdater(_:)``).
-    func markOwnerConnected() -> Bool {
-        cvu_bits_fetch_or(flags + Self.ownerConnectedFlag, Self.ownerConnectedNow) & Self.ownerConnectedNow == 0
-    }
-
-    /// The owner's updater went with every other (`removeUpdaters()`): `startUpdatingView()` connects it again.
-    /// Under the lock.
-    func markOwnerDisconnected() {
-        _ = cvu_bits_fetch_and(flags + Self.ownerConnectedFlag, ~Self.ownerConnectedNow)
+        withShared { $0.ownerConnected }
     }
 
     var inboxHasRequests: Bool { cvu_flag_load_acquire(flags + Self.inboxFlag) }
@@ -236,9 +218,14 @@ package struct UpdateStorageHeader {
     struct Shared {
         var inbox: [InboxEntry] = []
         /// Counts the requests put in the inbox (wrapping): what `animateWithFlushedUpdates` compares to
-        /// learn whether its changes requested anything while updaters run. Beside the flag above, in
-        /// what would be padding. (Diagnostics count requests where they are applied, not here.)
+        /// learn whether its changes requested anything while updaters run. (Diagnostics count requests where
+        /// they are applied, not here.)
         var posted: UInt32 = 0
+        /// Whether a `ViewUpdating` object connected its `updateView(animated:)` (`startUpdatingView()`, until
+        /// `removeUpdaters()`).
+        var ownerConnected = false
+        /// Whether the context joined a refresh hub (set once, before the context is shared).
+        var refreshes = false
         var updaters = UpdaterList()
         /// Created on the first transaction (see `TransactionLedger`): its `pending` is read and written here.
         var ledger: TransactionLedger?
@@ -282,7 +269,8 @@ extension UpdateStorage {
     /// removal racing a start leaves the owner connected once or not at all. Returns the id, or `nil`.
     func addOwnerUpdater(_ call: @escaping (Bool) -> Void) -> UInt64? {
         withShared { shared in
-            guard markOwnerConnected() else { return nil }
+            guard !shared.ownerConnected else { return nil }
+            shared.ownerConnected = true
             return shared.updaters.append(call)
         }
     }
@@ -302,7 +290,7 @@ extension UpdateStorage {
     /// Removes every updater (any thread), with `removeRegistration(_:)`'s rule.
     func removeAllUpdaters() {
         let removed = withShared { shared -> [UpdaterEntry] in
-            markOwnerDisconnected()
+            shared.ownerConnected = false
             return shared.updaters.removeAll()
         }
         _ = removed  // released outside the lock
@@ -402,12 +390,14 @@ extension UpdateStorage {
         return post(request, note: note)
     }
 
-    /// Publishes the machine's `isScheduled`, and whether the pending explicit flag is `false` (a
-    /// non-animated request is pending: bit 1, set only with bit 0), for other threads.
+    /// Publishes the machine's state for other threads in the scheduled byte: bit 0, `isScheduled`; bit 1,
+    /// the pending explicit flag is `false` (a non-animated request is pending; only with bit 0); bit 2,
+    /// suspended (for descriptions).
     @inline(__always)
     func publishScheduled() {
         let pending = machinePointer.pointee.pending
-        let published: UInt8 = pending.isScheduled ? (pending.flag == false ? 3 : 1) : 0
+        var published: UInt8 = pending.isScheduled ? (pending.flag == false ? 3 : 1) : 0
+        if machinePointer.pointee.isSuspended { published |= 4 }
         if cvu_byte_load_relaxed(flags + Self.scheduledFlag) != published {
             cvu_byte_store_release(flags + Self.scheduledFlag, published)
         }
@@ -619,7 +609,7 @@ extension UpdateStorage {
     var isUpdatePendingSnapshot: Bool {
         // The inbox first: the main thread publishes `scheduled` before it clears the inbox flag, so a
         // cleared inbox read here comes with the published `scheduled` (no instant reads both as false).
-        inboxHasRequests || cvu_flag_load_acquire(flags + Self.scheduledFlag)
+        inboxHasRequests || cvu_bits_load(flags + Self.scheduledFlag) & 1 != 0
     }
 
     var isSuspended: Bool {
@@ -630,7 +620,7 @@ extension UpdateStorage {
     func suspend(file: StaticString, line: UInt) {
         guard isOnSchedulerThreadOrReport("suspend()", recovery: "; ignored", file: file, line: line) else { return }
         machinePointer.pointee.suspend()
-        noteSuspension()
+        publishScheduled()  // suspended, for descriptions read elsewhere
     }
 
     /// `resume()`. Off the main thread, or with no `suspend()` to end — mistakes — it reports (debug
@@ -645,7 +635,7 @@ extension UpdateStorage {
         }
         drainInboxIfNeeded()
         let action = machinePointer.pointee.resume(defaultAnimated: animated)
-        noteSuspension()
+        publishScheduled()  // suspended, for descriptions read elsewhere
         perform(action)
     }
 
