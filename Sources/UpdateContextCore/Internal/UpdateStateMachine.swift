@@ -70,6 +70,8 @@ package struct UpdateStateMachine {
     /// Whether the ledger holds a pending transaction (kept by the storage), so that deliveries and requests
     /// without transactions never look for the ledger.
     var hasPendingTransaction = false
+    /// Whether a request reached the machine since ``watchRequests()``.
+    private(set) var heardRequest = false
     /// Whether a turn is applying the inbox: requests then need no turn of their own, this turn's end
     /// delivers them ("all requests made before a cycle begins are delivered by that cycle as one").
     private(set) var isInTurn = false
@@ -99,6 +101,7 @@ package struct UpdateStateMachine {
     @inline(__always)
     mutating func setNeedsUpdate(_ flag: Bool?) -> Action {
         if isCancelled { return .none }
+        heardRequest = true
         if delivering != nil { return .deferToInbox(.setNeedsUpdate(flag)) }
         if flag == true, pending.flag == false {
             // While suspended `f == false` is kept for resume: the earlier non-animated changes must not
@@ -128,6 +131,7 @@ package struct UpdateStateMachine {
     /// forced delivery for the last `resume()`.
     mutating func update(_ flag: Bool?, defaultAnimated: Bool) -> Action {
         if isCancelled { return .none }
+        heardRequest = true
         if delivering != nil { return .deferToInbox(.update(flag)) }
         if let flag { pending.flag = flag }
         if isSuspended {
@@ -165,19 +169,19 @@ package struct UpdateStateMachine {
 
     /// Starts watching what is requested (while `animateWithFlushedUpdates`'s changes run on a context that
     /// could not deliver what was pending): the pending update is marked unscheduled, so that no request is a
-    /// no-op — each one reaches the machine and is applied by the rules, after what was pending. Returns
-    /// what ``endWatchingRequests(_:)`` needs.
+    /// fast-path no-op — each one reaches the machine (and is applied by the rules, after what was pending, or
+    /// waits in the inbox while updaters run). Returns what ``endWatchingRequests(_:)`` needs.
     mutating func watchRequests() -> (wasScheduled: Bool, serial: UInt64) {
+        heardRequest = false
         defer { pending.isScheduled = false }
         return (pending.isScheduled, deliverySerial)
     }
 
-    /// Whether anything was requested since ``watchRequests()`` (a delivery made meanwhile counts: `update()`);
-    /// what was pending before stays scheduled, unless a delivery meanwhile took it.
+    /// Whether anything was requested since ``watchRequests()``; what was pending before stays scheduled,
+    /// unless a delivery meanwhile (`update()`) took it.
     mutating func endWatchingRequests(_ watch: (wasScheduled: Bool, serial: UInt64)) -> Bool {
-        let requested = pending.isScheduled || deliverySerial != watch.serial
         if watch.wasScheduled && deliverySerial == watch.serial { pending.isScheduled = true }
-        return requested
+        return heardRequest
     }
 
     /// Ends one suspension; the last one delivers what was kept — or, while updaters are running, lists the

@@ -217,10 +217,6 @@ package struct UpdateStorageHeader {
     /// What other threads touch, under the storage's lock.
     struct Shared {
         var inbox: [InboxEntry] = []
-        /// Counts the requests put in the inbox (wrapping): what `animateWithFlushedUpdates` compares to
-        /// learn whether its changes requested anything while updaters run. (Diagnostics count requests where
-        /// they are applied, not here.)
-        var posted: UInt32 = 0
         /// Whether a `ViewUpdating` object connected its `updateView(animated:)` (`startUpdatingView()`, until
         /// `removeUpdaters()`).
         var ownerConnected = false
@@ -294,11 +290,6 @@ extension UpdateStorage {
             return shared.updaters.removeAll()
         }
         _ = removed  // released outside the lock
-    }
-
-    /// The number of requests put in the inbox so far (wrapping): main thread, to compare.
-    var postedCount: UInt32 {
-        withShared { $0.posted }
     }
 
     var updaterCount: Int {
@@ -475,7 +466,6 @@ extension UpdateStorage {
             }
             UpdateStateMachine.enqueue(
                 InboxEntry(request: request, note: note ?? RequestNote(nil)), into: &shared.inbox)
-            shared.posted &+= 1
             cvu_flag_store_release(flags + Self.inboxFlag, true)
             return true
         }
@@ -582,15 +572,9 @@ extension UpdateStorage {
     /// apply it.
     func requestsMade(during body: () -> Void) -> Bool {
         requireMainThread("animateWithFlushedUpdates(using:_:)")
-        if machinePointer.pointee.isDelivering {
-            // Every request goes to the inbox while updaters run.
-            let before = postedCount
-            body()
-            return postedCount != before
-        }
-        // Suspended (or the updaters that `updateIfNeeded()` ran asked again): `body`'s requests are applied
-        // as they are made, after what is pending, as the rules apply any request; the machine watches
-        // them (see ``UpdateStateMachine/watchRequests()``) so that none of them is a no-op.
+        // `body`'s requests are applied as they are made, after what is pending, as the rules apply any request
+        // (while updaters run, they wait in the inbox for a later cycle); the machine watches them (see
+        // ``UpdateStateMachine/watchRequests()``) so that none of them is a no-op.
         drainInboxIfNeeded()
         let watch = machinePointer.pointee.watchRequests()
         body()
