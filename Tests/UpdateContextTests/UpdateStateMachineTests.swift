@@ -13,12 +13,13 @@ final class UpdateStateMachineTests: XCTestCase {
     func testTheFirstRequestOfACycleAsksForOneTurn() {
         var machine = UpdateStateMachine()
         XCTAssertEqual(machine.setNeedsUpdate(nil), .askForTurn)
+        XCTAssertTrue(machine.isTurnAsked)
         XCTAssertTrue(machine.isNoOp(nil), "the fast path")
         XCTAssertEqual(machine.setNeedsUpdate(nil), .none)
         XCTAssertEqual(machine.setNeedsUpdate(false), .none)
-        XCTAssertTrue(machine.turnBegan(1))
+        XCTAssertEqual(machine.turnBegan(serial: 1), .run)
         XCTAssertEqual(machine.turnEnded(defaultAnimated: true), n, "the explicit false wins over the default")
-        XCTAssertEqual(machine.setNeedsUpdate(nil), .askForTurn, "the next cycle's first request asks again")
+        XCTAssertFalse(machine.isTurnAsked)
     }
 
     func testFalseThenTrueDeliversNowAndKeepsTheTurn() {
@@ -28,7 +29,7 @@ final class UpdateStateMachineTests: XCTestCase {
             machine.setNeedsUpdate(true),
             .deliverNow(Delivery(animated: false, isForced: false, isEarlyFlush: true), askForTurn: false),
             "already asked; the rules' early flush")
-        XCTAssertTrue(machine.turnBegan(1))
+        XCTAssertEqual(machine.turnBegan(serial: 7), .run)
         XCTAssertEqual(machine.turnEnded(defaultAnimated: false), Delivery(animated: true, isForced: false))
     }
 
@@ -38,7 +39,7 @@ final class UpdateStateMachineTests: XCTestCase {
         XCTAssertEqual(
             machine.update(nil, defaultAnimated: false),
             .deliverNow(Delivery(animated: true, isForced: true), askForTurn: false))
-        XCTAssertTrue(machine.turnBegan(1))
+        XCTAssertEqual(machine.turnBegan(serial: 1), .run)
         XCTAssertNil(machine.turnEnded(defaultAnimated: false), "the scheduled delivery was cancelled")
     }
 
@@ -48,44 +49,39 @@ final class UpdateStateMachineTests: XCTestCase {
         XCTAssertFalse(machine.isNoOp(nil), "no fast path while updaters run")
         XCTAssertEqual(machine.setNeedsUpdate(true), .deferToInbox(.setNeedsUpdate(true)))
         XCTAssertEqual(machine.update(false, defaultAnimated: false), .deferToInbox(.update(false)))
-        XCTAssertFalse(machine.turnBegan(1), "a nested run loop inside an updater passes it by")
-        XCTAssertTrue(machine.deliveryEnded(), "passed by: it must be listed again")
-        XCTAssertTrue(machine.turnBegan(1))
+        XCTAssertEqual(machine.turnBegan(serial: 3), .missed, "a nested run loop inside an updater")
+        XCTAssertTrue(machine.deliveryEnded(), "passed by: it must register again")
+        XCTAssertTrue(machine.isTurnAsked)
+        XCTAssertEqual(machine.turnBegan(serial: 4), .run)
         XCTAssertNil(machine.turnEnded(defaultAnimated: false))
     }
 
     func testANestedTurnDuringADeliveryFromTheInboxIsMissedAndRegistersAgain() {
         var machine = UpdateStateMachine()
-        XCTAssertTrue(machine.turnBegan(1))
+        XCTAssertEqual(machine.turnBegan(serial: 1), .run)
         guard case .deliverNow(let delivery, _) = machine.apply(.update(nil), defaultAnimated: false) else {
             return XCTFail("an update from the inbox delivers at once")
         }
         machine.deliveryBegan(delivery)
-        XCTAssertFalse(machine.turnBegan(1), "an updater ran a nested loop")
+        XCTAssertEqual(machine.turnBegan(serial: 2), .missed, "an updater ran a nested loop")
         XCTAssertTrue(machine.deliveryEnded(), "registers again: what updaters posted waits for the next turn")
         XCTAssertNil(machine.turnEnded(defaultAnimated: false))
     }
 
     func testInsideATurnTheInboxNeedsNoTurnOfItsOwn() {
         var machine = UpdateStateMachine()
-        XCTAssertTrue(machine.turnBegan(1))
+        XCTAssertEqual(machine.turnBegan(serial: 1), .run)
         XCTAssertEqual(machine.apply(.setNeedsUpdate(nil), defaultAnimated: false), .none, "this turn delivers it")
+        XCTAssertFalse(machine.isTurnAsked)
         XCTAssertEqual(machine.turnEnded(defaultAnimated: false), n)
     }
 
-    func testAContextRequestedFromTwoThreadsInOneCycleIsListedForOneTurnOnce() {
-        let scheduler = ManualScheduler()
-        let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
-        var deliveries = 0
-        context.onUpdate { _ in deliveries += 1 }
-        DispatchQueue.global().sync { context.setNeedsUpdate() }  // listed by another thread
-        context.setNeedsUpdate(animated: false)  // applies the inbox, then its own request: not listed again
-        DispatchQueue.global().sync { context.setNeedsUpdate(animated: true) }
-        XCTAssertEqual(scheduler.turn(), 1, "one client called")
-        XCTAssertEqual(deliveries, 2, "the early flush of the inbox's true, then the turn's delivery")
-        context.setNeedsUpdate()
-        XCTAssertEqual(scheduler.turn(), 1, "listed again after its turn")
-        XCTAssertEqual(deliveries, 3)
+    func testAContextListedTwiceInOneTurnRunsOnce() {
+        var machine = UpdateStateMachine()
+        _ = machine.setNeedsUpdate(nil)
+        XCTAssertEqual(machine.turnBegan(serial: 5), .run)
+        _ = machine.turnEnded(defaultAnimated: false)
+        XCTAssertEqual(machine.turnBegan(serial: 5), .skip)
     }
 
     func testAResumeKeptUpdateIsForced() {
@@ -109,9 +105,9 @@ final class UpdateStateMachineTests: XCTestCase {
         }
         machine.deliveryBegan(flush)  // the early flush's updater suspends and resumes
         machine.suspend()
-        XCTAssertEqual(machine.resume(defaultAnimated: false), .askForTurn, "listed, not delivered recursively")
+        XCTAssertEqual(machine.resume(defaultAnimated: false), .none, "listed already; not delivered recursively")
         XCTAssertFalse(machine.deliveryEnded())
-        XCTAssertTrue(machine.turnBegan(1))
+        XCTAssertEqual(machine.turnBegan(serial: 1), .run)
         XCTAssertEqual(machine.turnEnded(defaultAnimated: false), Delivery(animated: true, isForced: false))
     }
 
@@ -121,8 +117,7 @@ final class UpdateStateMachineTests: XCTestCase {
         machine.cancel()
         XCTAssertEqual(machine.setNeedsUpdate(true), .none)
         XCTAssertEqual(machine.update(nil, defaultAnimated: false), .none)
-        XCTAssertTrue(machine.turnBegan(1))
-        XCTAssertNil(machine.turnEnded(defaultAnimated: false))
+        XCTAssertEqual(machine.turnBegan(serial: 1), .skip)
     }
 
     // MARK: the inbox

@@ -57,7 +57,7 @@ import Foundation
 /// > the scheduler's thread (``isCurrent`` is true there).
 open class CoalescingScheduler: @unchecked Sendable {
     // @unchecked Sendable: the lists shared between threads are in `queue`, behind a lock; the "turn
-    // asked" mark is an atomic word (`turnWord`). `ownerWaiting` and `turnDepth` are touched
+    // asked" mark is an atomic word (`turnWord`). `ownerWaiting`, `turnDepth` and `turnSerial` are touched
     // only on the scheduler's own thread (in `runTurn`, which asserts it, and in `scheduleOnOwnerThread`,
     // whose callers have checked `isCurrent`). The shipped subclasses hold only immutable or locked state,
     // or state confined to the scheduler's thread in the same way; a user's subclass must do the same
@@ -109,6 +109,8 @@ open class CoalescingScheduler: @unchecked Sendable {
     }
     /// Clients scheduled on the scheduler's own thread: no lock needed (confined to that thread).
     @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) final var ownerWaiting: [any TurnClient] = []
+    /// Counts turns, so that a client registered twice can tell it has already run in this one.
+    @exclusivity(unchecked) nonisolated(unsafe) var turnSerial: UInt64 = 0
     /// Nesting depth of `runTurn` on the scheduler's thread (a handler may run a nested loop).
     @exclusivity(unchecked) nonisolated(unsafe) var turnDepth = 0
     /// The number of the last batch a turn has begun to serve (0: none).
@@ -368,8 +370,9 @@ extension CoalescingScheduler {
             return 0
         }
         turnDepth += 1
+        turnSerial &+= 1
         let began = noteTurn()
-        let turn = SchedulerTurn(mode: mode, isCommonMode: isCommonMode, serial: turnCount)
+        let turn = SchedulerTurn(mode: mode, isCommonMode: isCommonMode, serial: turnSerial)
         var stillParked: [Parked] = []
         let interval = Signposts.begin(.turn, label: label, count: count)
         // Requests are counted (for signposts) while this scheduler's turns are signposted; recording counts them
@@ -638,7 +641,7 @@ package struct SchedulerTurn {
     package let mode: RunLoop.Mode?
     /// Whether `mode` is one of the run loop's common modes.
     package let isCommonMode: Bool
-    /// The number of the turn (the scheduler's ``CoalescingScheduler/turnCount``): for descriptions.
+    /// Different for every turn of one scheduler (a client listed twice in one turn sees the same serial).
     package let serial: UInt64
 
     package init(mode: RunLoop.Mode?, isCommonMode: Bool, serial: UInt64) {

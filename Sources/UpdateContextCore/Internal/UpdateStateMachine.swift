@@ -50,12 +50,26 @@ package struct UpdateStateMachine {
         }
     }
 
+    /// What a scheduler's turn asks of the caller.
+    enum TurnAction: Equatable {
+        /// Already ran in this turn (the context was listed twice), or gone: do nothing.
+        case skip
+        /// Updaters are running (a nested run loop inside one turned the scheduler): the turn passes this
+        /// context by. It is no longer registered anywhere; ``deliveryEnded()`` registers it again, so what
+        /// is pending is delivered in the next cycle after the updater returns.
+        case missed
+        /// Drain the inbox (its requests are applied inside the turn), then call ``turnEnded(defaultAnimated:)``.
+        case run
+    }
+
     // The 8-byte fields first, then the 4-byte ones, then the small ones together, with no padding, which
     // lets the context's storage fit a smaller allocation (an idle context ≤ 256 B).
     /// Counts deliveries (the one under way has this number).
     private(set) var deliverySerial: UInt64 = 0
-    /// Diagnostics: the number of the last turn that ran this context (0: none).
+    /// The serial of the last turn this context ran in (0: none).
     private(set) var lastTurn: UInt64 = 0
+    /// The serial of the last turn that parked this context (a turn in a private mode).
+    private(set) var parkedTurn: UInt64 = 0
     /// The context's transaction ledger once it has seen a transaction (the storage's: kept here for the main
     /// thread's fast path, see `UpdateStorage+Transactions.swift`).
     var ledger: TransactionLedger?
@@ -64,18 +78,17 @@ package struct UpdateStateMachine {
     /// Nesting depth of `suspend()`.
     private(set) var suspensions: Int32 = 0
     private(set) var pending = Pending()
-    /// Whether the last turn that called this context was in a private run-loop mode: its work waits, parked,
-    /// for a common pass (descriptions say so).
-    private(set) var isParked = false
     /// Whether the ledger holds a pending transaction (kept by the storage), so that deliveries and requests
     /// without transactions never look for the ledger.
     var hasPendingTransaction = false
     /// Whether a request reached the machine since ``watchRequests()``.
     private(set) var heardRequest = false
+    /// Whether the context is in the scheduler's own-thread list for the next turn.
+    private(set) var isTurnAsked = false
     /// Whether a turn is applying the inbox: requests then need no turn of their own, this turn's end
     /// delivers them ("all requests made before a cycle begins are delivered by that cycle as one").
     private(set) var isInTurn = false
-    /// Whether a turn passed this context by while its updaters ran (see ``turnBegan(_:)``).
+    /// Whether a turn passed this context by while its updaters ran (see ``TurnAction/missed``).
     private(set) var missedTurn = false
     private(set) var isCancelled = false
     /// Diagnostics: what they remember between requests and deliveries (counted by the storage).
@@ -190,35 +203,41 @@ package struct UpdateStateMachine {
         precondition(suspensions > 0, "ViewUpdatingContext.resume() called more times than suspend()")
         suspensions -= 1
         guard !isCancelled, !isSuspended, pending.isScheduled else { return .none }
-        if delivering != nil { return .askForTurn }
+        if delivering != nil {
+            // Listed already (or inside a turn whose end delivers it), or listed now.
+            if isInTurn || isTurnAsked { return .none }
+            isTurnAsked = true
+            return .askForTurn
+        }
         let forced = pending.isForced
         return .deliverNow(Delivery(animated: take(defaultAnimated), isForced: forced), askForTurn: false)
     }
 
     // MARK: Turns and deliveries
 
-    /// A turn in a mode that does not admit view updates: the context stays listed, parked until a common pass.
-    mutating func park() {
-        isParked = true
+    /// A turn in a mode that does not admit view updates: the context stays registered, parked until a
+    /// common pass. Returns `false` when this turn has already parked it (it is listed twice).
+    mutating func park(serial: UInt64) -> Bool {
+        if parkedTurn == serial { return false }
+        parkedTurn = serial
+        return true
     }
 
-    /// A turn in a common mode calls the context (no longer listed for one). `true`: drain the inbox (its
-    /// requests are applied inside the turn), then call ``turnEnded(defaultAnimated:)``. `false`: updaters are
-    /// running (a nested run loop inside one turned the scheduler), and the turn passes this context by;
-    /// ``deliveryEnded()`` lists it again, so what is pending is delivered in the next cycle after the updater
-    /// returns.
     @inline(__always)
-    mutating func turnBegan(_ serial: UInt64) -> Bool {
-        isParked = false
-        lastTurn = serial
+    mutating func turnBegan(serial: UInt64) -> TurnAction {
         // A nested run loop inside an updater (possibly one delivered while the inbox was being applied).
         if delivering != nil {
+            isTurnAsked = false
             missedTurn = true
-            return false
+            return .missed
         }
         precondition(!isInTurn, "UpdateStateMachine: a turn began inside another turn's inbox (state: \(self))")
+        if lastTurn == serial { return .skip }
+        lastTurn = serial
+        isTurnAsked = false
+        if isCancelled { return .skip }
         isInTurn = true
-        return true
+        return .run
     }
 
     /// The end of the cycle, after the inbox was applied: what to deliver, if anything is scheduled.
@@ -236,8 +255,8 @@ package struct UpdateStateMachine {
         deliverySerial &+= 1
     }
 
-    /// The updaters have returned. Returns `true` when the caller must list the context for a turn again: a
-    /// turn passed it by meanwhile.
+    /// The updaters have returned. Returns `true` when the caller must register for a turn again: a turn
+    /// passed this context by meanwhile, and it is registered nowhere now.
     mutating func deliveryEnded() -> Bool {
         precondition(delivering != nil, "UpdateStateMachine: deliveryEnded with no delivery under way (state: \(self))")
         delivering = nil
@@ -245,7 +264,9 @@ package struct UpdateStateMachine {
         missedTurn = false
         // Even inside a turn that is applying the inbox: what the updaters posted meanwhile came after
         // the part of the inbox that turn applies.
-        return !isCancelled
+        if isCancelled || isTurnAsked { return false }
+        isTurnAsked = true
+        return true
     }
 
     /// The context is gone: nothing is delivered or scheduled any more.
@@ -273,13 +294,14 @@ package struct UpdateStateMachine {
         return pending.flag ?? defaultAnimated
     }
 
-    /// Marks a delivery as scheduled; `true` when the caller must list the context for a turn (the first
-    /// request of a cycle, not while suspended, not inside a turn that delivers it anyway). The storage's
-    /// listed mark makes a second listing a no-op.
+    /// Marks a delivery as scheduled; `true` when the caller must register for a turn (the first request of
+    /// a cycle, not while suspended, not inside a turn that delivers it anyway, not already registered).
     private mutating func schedule() -> Bool {
         let first = !pending.isScheduled && !isSuspended
         pending.isScheduled = true
-        return first && !isInTurn
+        guard first, !isInTurn, !isTurnAsked else { return false }
+        isTurnAsked = true
+        return true
     }
 
     // MARK: The inbox

@@ -158,7 +158,7 @@ extension UpdateStorage {
                         + "without resume()): nothing is delivered until the last resume()")
             }
             if machine.isDelivering { lines.append("delivering now (its updaters are running)") }
-            if machine.pending.isScheduled && machine.isParked {
+            if machine.pending.isScheduled && machine.parkedTurn > machine.lastTurn {
                 let mode = withScheduler { $0.currentMode?.rawValue } ?? "a private mode"
                 lines.append(
                     "parked: its work waits for a pass in a common run-loop mode; the last turn was in a "

@@ -13,7 +13,7 @@ import Foundation
 /// lock only when there is something to take.
 ///
 /// The path of a request: ``setNeedsUpdate(_:)`` → (main thread) the machine's `setNeedsUpdate` →
-/// `.askForTurn` → `listOnOwnerThread` (once per turn) → at the end of the cycle the scheduler calls
+/// `.askForTurn` → `scheduleOnOwnerThread` → at the end of the cycle the scheduler calls
 /// ``performTurn(_:)`` → `turnBegan`, the inbox applied, `turnEnded` → ``deliver(_:)`` → each updater.
 /// From another thread: ``post(_:)`` puts it in the inbox and registers for the next turn (one wake-up),
 /// where it is applied and delivered in that same turn.
@@ -33,8 +33,7 @@ package final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, Tu
     static let scheduledFlag = 1  // the machine's state for other threads: see `publishScheduled()`
     static let cancelledFlag = 2  // the context is gone
     private static let animatedFlag = 3  // the default `animated`
-    static let listedFlag = 4  // listed with the scheduler for a turn (set by the first lister, cleared by the turn)
-    private static let flagCount = 5
+    private static let flagCount = 4
 
     static func make(animated: Bool, scheduler: CoalescingScheduler, label: DiagnosticLabel) -> UpdateStorage {
         precondition(Layout.isAsDeclared, "UpdateStorage: the header's layout is not the one Layout computes")
@@ -174,7 +173,7 @@ package final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, Tu
     @inline(__always)
     private func isNoOpOnTheFastPath(_ flag: Bool?) -> Bool {
         if !cvu_transaction_scopes_active() && isOnSchedulerThread && !inboxHasRequests
-            && machinePointer.pointee.isNoOp(flag) && (flag != true || !machinePointer.pointee.hasPendingTransaction)
+            && machinePointer.pointee.isNoOp(flag) && (flag != true || !hasPendingTransaction)
         {
             if cvu_diagnostics_is_recording() || withScheduler({ $0.countsRequests }) {
                 machinePointer.pointee.absorbed &+= 1
@@ -222,6 +221,8 @@ package struct UpdateStorageHeader {
         var ownerConnected = false
         /// Whether the context joined a refresh hub (set once, before the context is shared).
         var refreshes = false
+        /// Whether the inbox has registered the storage for a turn that has not drained it yet.
+        var inboxIsQueued = false
         var updaters = UpdaterList()
         /// Created on the first transaction (see `TransactionLedger`): its `pending` is read and written here.
         var ledger: TransactionLedger?
@@ -362,9 +363,9 @@ extension UpdateStorage {
             if let note { noteApplied(note) }
         case .askForTurn:
             if let note { noteApplied(note) }
-            listOnOwnerThread()
+            withScheduler { $0.scheduleOnOwnerThread(self) }
         case .deliverNow(let delivery, let askForTurn):
-            if askForTurn { listOnOwnerThread() }
+            if askForTurn { withScheduler { $0.scheduleOnOwnerThread(self) } }
             if delivery.isEarlyFlush { return deliver(delivery, thenNote: note) }
             if let note { noteApplied(note) }
             deliver(delivery)
@@ -394,22 +395,6 @@ extension UpdateStorage {
         }
     }
 
-    /// Lists the context for the scheduler's next turn unless it is listed (by this thread or another): `true`
-    /// when the caller must hand it to the scheduler. One listing per turn, however many threads request.
-    @inline(__always)
-    func list() -> Bool {
-        !cvu_flag_load_relaxed(flags + Self.listedFlag) && cvu_bits_fetch_or(flags + Self.listedFlag, 1) == 0
-    }
-
-    /// ``list()`` on the scheduler's thread, and the listing without a lock. Listed already (by another
-    /// thread), the scheduler still joins this thread's list, where an animating scope's flush finds it.
-    @inline(__always)
-    func listOnOwnerThread() {
-        withScheduler { scheduler in
-            if list() { scheduler.scheduleOnOwnerThread(self) } else { scheduler.joinCurrentThread() }
-        }
-    }
-
     /// Whether a non-animated request is pending — applied on the main thread, or waiting in the inbox —
     /// so that an animated change made now would be preceded by the rules' early non-animated flush. Any
     /// thread: a snapshot (the main thread may deliver right after).
@@ -433,6 +418,7 @@ extension UpdateStorage {
     /// for a request that is being applied.
     private func drainInbox() {
         let entries = withShared { shared -> [InboxEntry] in
+            shared.inboxIsQueued = false
             defer { shared.inbox.removeAll() }
             return shared.inbox
         }
@@ -467,10 +453,12 @@ extension UpdateStorage {
             UpdateStateMachine.enqueue(
                 InboxEntry(request: request, note: note ?? RequestNote(nil)), into: &shared.inbox)
             cvu_flag_store_release(flags + Self.inboxFlag, true)
+            if shared.inboxIsQueued { return false }
+            shared.inboxIsQueued = true
             return true
         }
         // Reached only while the context lives or a caller holds the scheduler (see the header).
-        if needsTurn && list() { withScheduler { $0.schedule(self) } }
+        if needsTurn { withScheduler { $0.schedule(self) } }
         return accepted
     }
 }
@@ -706,7 +694,9 @@ extension UpdateStorage {
         // may have run a turn that passed this storage by: register again, or what is pending would wait for
         // an unrelated turn. Not when the context went inside an updater: the scheduler may have gone with it.
         noteDeliveryEnded()
-        if machinePointer.pointee.deliveryEnded() && !isCancelled { listOnOwnerThread() }
+        if machinePointer.pointee.deliveryEnded() && !isCancelled {
+            withScheduler { $0.scheduleOnOwnerThread(self) }
+        }
     }
 
     /// Whether a turn would still find something to deliver (``ManualScheduler/isIdle``): an update pending
@@ -726,16 +716,23 @@ extension UpdateStorage {
             return nil
         }
         // A pass in a private mode (code waiting synchronously in a mode of its own): nothing is applied or
-        // delivered; the storage stays listed, parked until a common pass.
+        // delivered; the storage stays registered, parked until a common pass. Listed twice in this turn
+        // (both of its lists), it parks once.
         // (`isCommonMode` is exactly what `admits([.common])` asks, without comparing mode names per context.)
         if !turn.isCommonMode {
-            machinePointer.pointee.park()
-            return Self.updateModes
+            return machinePointer.pointee.park(serial: turn.serial) ? Self.updateModes : nil
         }
-        // No longer listed: a request from now on lists the context for the next turn. Then, while updaters run
-        // (a nested run loop inside one), the turn passes it by: the delivery's end lists it again.
-        cvu_flag_store_release(flags + Self.listedFlag, false)
-        guard machinePointer.pointee.turnBegan(turn.serial) else { return nil }
+        switch machinePointer.pointee.turnBegan(serial: turn.serial) {
+        case .skip:
+            return nil
+        case .missed:
+            // Registered nowhere now (the machine forgot its own-thread registration): let the next request
+            // from another thread register again; the end of the delivery registers for what is pending.
+            withShared { $0.inboxIsQueued = false }
+            return nil
+        case .run:
+            break
+        }
         drainInboxIfNeeded()
         let delivery = machinePointer.pointee.turnEnded(defaultAnimated: animated)
         // Published after the updaters ran: other threads read the update as pending until it is delivered.

@@ -150,10 +150,12 @@ enum AnimatedScopeFlush {
             $0.mayHaveWaitingClients && !$0.isInPrivateMode
         }
         guard !due.isEmpty else { return }
-        // From the lists as they are now (a context is listed once): what a delivery of the flush asks again
-        // waits for the next turn.
+        // Each context once (a list may hold one several times: asked from this thread and from others), from
+        // the lists as they are now: what a delivery of the flush asks again waits for the next turn.
+        var seen = Set<ObjectIdentifier>()
         for scheduler in due {
-            for case let storage as UpdateStorage in scheduler.waitingClients() {
+            for case let storage as UpdateStorage in scheduler.waitingClients()
+            where seen.insert(ObjectIdentifier(storage)).inserted {
                 storage.flushBeforeAnimatedScope()
             }
         }
