@@ -105,7 +105,9 @@ public final class ManualScheduler: CoalescingScheduler, @unchecked Sendable {
     /// Runs one turn in `mode`: every context with pending work delivers what that mode admits.
     ///
     /// Work scheduled during the turn (by handlers) waits for the next one.
-    /// - Returns: How many clients had work waiting (0 when the turn found nothing to do).
+    /// - Returns: How many clients the turn called: those listed for it, including a context whose work was
+    ///   delivered before the turn (by `updateIfNeeded()`, `update()` or a scope's flush) and so delivers nothing
+    ///   now; 0 when nothing was listed. ``isIdle`` says whether a turn would deliver anything.
     /// - Parameters:
     ///   - mode: The mode of the turn.
     ///   - file: The caller's file (`#fileID`): a turn off the scheduler's thread stops the program, in

@@ -38,7 +38,9 @@ extension ViewUpdatingContext {
     /// wrapper, and `setNeedsUpdate(animated: true)` is added after that, so the rules keep the earlier
     /// non-animated changes from animating: inside an updater, the next cycle delivers them
     /// without animation at once and then the new ones animated; while suspended, ``resume(file:line:)`` delivers
-    /// them all once, not animated if any asked not to be. `changes` that request nothing add nothing.
+    /// them all once, with the flag the rules give them in the order they were made (an earlier non-animated
+    /// request keeps the delivery unanimated unless a later `update(animated:)` sets the flag). `changes` that
+    /// request nothing add nothing.
     ///
     /// - Parameters:
     ///   - animate: Runs its `animations` block in an animation before it returns (`UIView.animate`,
