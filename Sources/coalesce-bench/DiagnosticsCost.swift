@@ -51,7 +51,7 @@ extension Bench {
                 scenario: "request on a dirty context, recording on", n: m, unit: "ns", ours: requestOn,
                 oursDeliveries: "\(delivered) deliveries",
                 note: String(
-                    format: "recording off: %.1f ns (off, a request reads two words and writes nothing)", requestOff)))
+                    format: "recording off: %.1f ns (a request counts itself either way)", requestOff)))
         report.rows.append(
             Row(
                 scenario: "one cycle (request, turn, delivery), recording on", n: cycles, unit: "ns", ours: cycleOn,

@@ -125,11 +125,11 @@ final class DiagnosticsRandomTests: XCTestCase {
             }
         }
 
-        /// A plain request on the main thread: the fast path when already dirty with nothing queued (counted only
-        /// while recording, no site); the slow path drains the inbox first.
+        /// A plain request on the main thread: the fast path when already dirty with nothing queued (counted, no
+        /// site); the slow path drains the inbox first.
         func requestedOnMain(site: String) {
             if dirty && queued.isEmpty {
-                if recording { absorbed += 1 }
+                absorbed += 1
                 return
             }
             drain()
@@ -149,7 +149,7 @@ final class DiagnosticsRandomTests: XCTestCase {
                 let line = #line + 1
                 context.setNeedsUpdate(transaction: UpdateTransaction(animation: .default))
                 if repeatsDefault && queued.isEmpty && flag == true {
-                    if recording { absorbed += 1 }
+                    absorbed += 1
                 } else {
                     drain()
                     let flushes = flag == false  // the flush's branch sets no repeat key

@@ -179,8 +179,6 @@ extension UpdateDiagnostics {
         /// for an update loop, the request made from inside the delivery; for a misuse, the call.
         public let callSite: CallSite?
         /// For a delivery: how many requests it absorbed (on the main thread and from other threads).
-        /// Requests on an already-dirty context are counted only while recording (or while Instruments
-        /// records signposts), so that the request path writes nothing otherwise.
         public let absorbedRequests: Int?
         /// For a delivery: the flag every updater got.
         public let animated: Bool?

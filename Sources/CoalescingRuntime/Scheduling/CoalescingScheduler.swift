@@ -102,10 +102,7 @@ open class CoalescingScheduler: @unchecked Sendable {
         static let asked = 3
         /// The identity of the last thread whose list of schedulers (``ThreadSchedulers``) this one joined.
         @inlinable static var joinedThread: Int { 4 }
-        /// Nonzero while the scheduler's turns are signposted (Instruments records): requests count themselves
-        /// for the signposts' absorbed counts (recording counts them too). Written by its turns.
-        @inlinable static var counting: Int { 5 }
-        static let count = 6
+        static let count = 5
     }
     /// Clients scheduled on the scheduler's own thread: no lock needed (confined to that thread).
     @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) final var ownerWaiting: [any TurnClient] = []
@@ -174,13 +171,6 @@ open class CoalescingScheduler: @unchecked Sendable {
     /// clock (``now()``); a ``ManualScheduler``'s moves only when told. Any thread.
     package func now() -> UInt64 {
         cvu_monotonic_now_ns()
-    }
-
-    /// Whether requests on this scheduler's contexts count themselves: while its turns are signposted (recording
-    /// counts them as well, see `cvu_diagnostics_is_recording`). Any thread.
-    @inlinable
-    package final var countsRequests: Bool {
-        cvu_word_load_relaxed(turnWord + Word.counting) != 0
     }
 
     deinit {
@@ -375,9 +365,6 @@ extension CoalescingScheduler {
         let turn = SchedulerTurn(mode: mode, isCommonMode: isCommonMode, serial: turnSerial)
         var stillParked: [Parked] = []
         let interval = Signposts.begin(.turn, label: label, count: count)
-        // Requests are counted (for signposts) while this scheduler's turns are signposted; recording counts them
-        // as well.
-        cvu_word_store_relaxed(turnWord + Word.counting, interval != nil ? 1 : 0)
         for client in clients {
             if let modes = client.performTurn(turn) { stillParked.append(Parked(client: client, modes: modes)) }
         }

@@ -79,9 +79,7 @@ extension UpdateStorage {
             !inboxHasRequests, machinePointer.pointee.isNoOp(true),
             let animation = transaction.animation, machinePointer.pointee.ledger?.repeatAnimation == animation
         {
-            if cvu_diagnostics_is_recording() || withScheduler({ $0.countsRequests }) {
-                machinePointer.pointee.absorbed &+= 1
-            }
+            machinePointer.pointee.absorbed &+= 1  // what the delivery absorbs (signposts, recording)
             return true
         }
         return false

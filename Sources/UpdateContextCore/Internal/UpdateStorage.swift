@@ -175,9 +175,7 @@ package final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, Tu
         if !cvu_transaction_scopes_active() && isOnSchedulerThread && !inboxHasRequests
             && machinePointer.pointee.isNoOp(flag) && (flag != true || !hasPendingTransaction)
         {
-            if cvu_diagnostics_is_recording() || withScheduler({ $0.countsRequests }) {
-                machinePointer.pointee.absorbed &+= 1
-            }
+            machinePointer.pointee.absorbed &+= 1  // what the delivery absorbs (signposts, recording)
             return true
         }
         return false

@@ -32,7 +32,7 @@ extension ViewUpdatingContext {
     }
 
     /// The fast path of ``setNeedsUpdate(transaction:file:line:)``: `true` when the request changes nothing
-    /// (the same plain transaction again on a dirty context), after counting it while recording.
+    /// (the same plain transaction again on a dirty context), after counting it.
     @usableFromInline
     func _requestIfRepeated(_ transaction: UpdateTransaction) -> Bool {
         storage.isRepeatedPlainTransaction(transaction)
