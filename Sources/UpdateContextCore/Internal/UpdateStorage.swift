@@ -184,7 +184,7 @@ package final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, Tu
     @inline(never)
     private func setNeedsUpdateSlowPath(_ flag: Bool?, site: RequestSite) {
         // Inside `withUpdateTransaction` (on this thread), the request carries the current transaction.
-        if cvu_transaction_scopes_active(), let current = UpdateTransaction.scoped {
+        if let current = UpdateTransaction.current {
             request(current.applying(flag), update: false, site: site)
             return
         }
@@ -472,7 +472,7 @@ extension UpdateStorage {
         recovery: String = ": it delivers synchronously. Call setNeedsUpdate(animated:) from other threads; "
             + "this call becomes an update in the next main-thread cycle.", file: StaticString, line: UInt
     ) {
-        if cvu_transaction_scopes_active(), let current = UpdateTransaction.scoped {
+        if let current = UpdateTransaction.current {
             // Inside `withUpdateTransaction`: the update carries the scope's transaction, on every path (and
             // a misuse still names the API the caller used).
             update(transaction: current.applying(flag), api: api, recovery: recovery, file: file, line: line)
@@ -514,7 +514,7 @@ extension UpdateStorage {
         withExtendedLifetime(scheduler) {
             // Posted inside `withUpdateTransaction`: the refresh carries the scope's transaction, as `update()`
             // there does (on another thread, to the inbox with it).
-            if cvu_transaction_scopes_active(), let current = UpdateTransaction.scoped {
+            if let current = UpdateTransaction.current {
                 request(current, update: true, site: nil)
                 return
             }
