@@ -138,20 +138,6 @@ extension UpdateStorage {
         }
     }
 
-    /// Carries out `action`, the machine's answer to a request with `flag` and no transaction. An animated
-    /// one makes a pending transaction's animation the default one (the last animated request's), unless
-    /// `action` is the early flush, which has taken that transaction away.
-    @inline(__always)
-    func perform(_ action: UpdateStateMachine.Action, forPlainRequest flag: Bool?, note: RequestNote? = nil) {
-        if flag == true && hasPendingTransaction && !action.isEarlyFlush {
-            // The last animated request's animation is the context's default one.
-            let ledger = self.ledger
-            ledger.repeatAnimation = nil
-            withShared { _ in ledger.pending?.animation = nil }
-        }
-        perform(action, note: note)
-    }
-
     /// Merges `transaction` into the pending one; when the context is gone (released
     /// by an updater, or on another thread racing this one), tells it so instead and returns `false`.
     @discardableResult

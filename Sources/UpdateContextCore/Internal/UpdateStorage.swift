@@ -372,6 +372,20 @@ extension UpdateStorage {
         }
     }
 
+    /// Carries out `action`, the machine's answer to a request with `flag` and no transaction. An animated
+    /// one makes a pending transaction's animation the default one (the last animated request's), unless
+    /// `action` is the early flush, which has taken that transaction away.
+    @inline(__always)
+    func perform(_ action: UpdateStateMachine.Action, forPlainRequest flag: Bool?, note: RequestNote? = nil) {
+        if flag == true && hasPendingTransaction && !action.isEarlyFlush {
+            // The last animated request's animation is the context's default one.
+            let ledger = self.ledger
+            ledger.repeatAnimation = nil
+            withShared { _ in ledger.pending?.animation = nil }
+        }
+        perform(action, note: note)
+    }
+
     /// A request made while updaters run: it waits in the inbox for a later cycle (counted there, when
     /// applied), and it is one more cycle towards the update-loop report. `false`: the context is gone.
     @discardableResult
