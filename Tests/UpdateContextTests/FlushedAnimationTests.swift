@@ -114,6 +114,39 @@ final class FlushedAnimationTests: XCTestCase {
         XCTAssertEqual(written, ["n"], "nothing left")
     }
 
+    func testANestedFlushedAnimationThatRequestsNothingKeepsTheOuterChangesRequest() {
+        // Suspended: the outer changes request, then a helper makes a flushed animation of its own on the same
+        // context and requests nothing; the outer call still adds its animated request (an outside reader found
+        // the inner watch forgetting what the outer one had heard).
+        context.suspend()
+        context.setNeedsUpdate()
+        context.animateWithFlushedUpdates(using: animate) { [context, animate] in
+            context!.setNeedsUpdate()
+            context!.animateWithFlushedUpdates(using: animate) {}
+        }
+        context.resume()
+        XCTAssertEqual(written, ["a"])
+    }
+
+    func testANestedFlushedAnimationInsideAnUpdaterDoesNotTellTheOuterCompletionNothingWasRequested() {
+        let told = SharedLog()
+        var transaction = UpdateTransaction(animation: .default)
+        transaction.addCompletion { told.append("\($0)") }
+        var deliveries = 0
+        context.onUpdate { [unowned self] _ in
+            deliveries += 1
+            guard deliveries == 1 else { return }
+            context.setNeedsUpdate()  // step 1 cannot deliver it (inside an updater)
+            context.animateWithFlushedUpdates(transaction: transaction) { [context] in
+                context!.setNeedsUpdate()
+                context!.animateWithFlushedUpdates(transaction: UpdateTransaction(animation: .default)) {}
+            }
+        }
+        context.setNeedsUpdate()
+        XCTAssertNoThrow(try scheduler.runUntilIdle())
+        XCTAssertEqual(told.entries, ["\(UpdateCompletion.shown(finished: true))"])
+    }
+
     func testInsideAnUpdaterTheDeliveriesAreDoneInALaterCycle() {
         var once = true
         context.onUpdate { [unowned self] _ in

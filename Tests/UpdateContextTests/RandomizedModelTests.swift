@@ -314,13 +314,16 @@ final class RandomizedModelTests: XCTestCase {
                 // be without the wrapper (kept, forced, for `resume()`).
                 let updates = subject.model.suspended > 0 && Bool.random(using: &random)
                 if updates { body = .flag(flag) }
+                // While suspended, the changes may also call a helper that makes a flushed animation of its own and
+                // requests nothing: that adds nothing, and takes nothing from what the outer changes requested.
+                let nests = subject.model.suspended > 0 && Bool.random(using: &random)
                 let usesTransaction = Bool.random(using: &random)
                 let outerAnimation = transactionAnimations.dropFirst().randomElement(using: &random)!
                 let outerID: Int? = requests && usesTransaction ? nextCompletion : nil
                 nextCompletion += 1
                 log.append(
                     "flushed \(usesTransaction ? "t(\(outerAnimation.map { "\($0)" } ?? "-"))" : "using") "
-                        + (requests ? (updates ? "U(\(body.text))" : body.text) : "-"))
+                        + (requests ? (updates ? "U(\(body.text))" : body.text) : "-") + (nests ? " +nested" : ""))
                 subject.applyInbox()
                 let before = subject.model.deliveries.count
                 subject.model.endOfCycle()  // step 1: updateIfNeeded()
@@ -329,12 +332,14 @@ final class RandomizedModelTests: XCTestCase {
                 let askedAgain = subject.model.deliveries.count > before && subject.requestInside != nil
                 let recorder = subject.completions
                 let changes = {
-                    guard requests else { return }
-                    if updates, case .flag(let flag) = body {
-                        context.update(animated: flag)
-                    } else {
-                        Self.make(body, on: context, recorder: recorder)
+                    if requests {
+                        if updates, case .flag(let flag) = body {
+                            context.update(animated: flag)
+                        } else {
+                            Self.make(body, on: context, recorder: recorder)
+                        }
                     }
+                    if nests { context.animateWithFlushedUpdates(using: { $0() }, {}) }
                 }
                 if usesTransaction {
                     context.animateWithFlushedUpdates(

@@ -105,9 +105,10 @@ public final class ManualScheduler: CoalescingScheduler, @unchecked Sendable {
     /// Runs one turn in `mode`: every context with pending work delivers what that mode admits.
     ///
     /// Work scheduled during the turn (by handlers) waits for the next one.
-    /// - Returns: How many clients the turn called: those listed for it, including a context whose work was
+    /// - Returns: How many listings the turn served: each context listed for it, including one whose work was
     ///   delivered before the turn (by `updateIfNeeded()`, `update()` or a scope's flush) and so delivers nothing
-    ///   now; 0 when nothing was listed. ``isIdle`` says whether a turn would deliver anything.
+    ///   now, and twice one that the main thread and another thread both listed in one cycle (it delivers once);
+    ///   0 when nothing was listed. ``isIdle`` says whether a turn would deliver anything.
     /// - Parameters:
     ///   - mode: The mode of the turn.
     ///   - file: The caller's file (`#fileID`): a turn off the scheduler's thread stops the program, in

@@ -184,17 +184,26 @@ package struct UpdateStateMachine {
     /// could not deliver what was pending): the pending update is marked unscheduled, so that no request is a
     /// fast-path no-op — each one reaches the machine (and is applied by the rules, after what was pending, or
     /// waits in the inbox while updaters run). Returns what ``endWatchingRequests(_:)`` needs.
-    mutating func watchRequests() -> (wasScheduled: Bool, serial: UInt64) {
-        heardRequest = false
-        defer { pending.isScheduled = false }
-        return (pending.isScheduled, deliverySerial)
+    mutating func watchRequests() -> Watch {
+        defer { (heardRequest, pending.isScheduled) = (false, false) }
+        return Watch(wasScheduled: pending.isScheduled, serial: deliverySerial, outerHeard: heardRequest)
     }
 
     /// Whether anything was requested since ``watchRequests()``; what was pending before stays scheduled,
-    /// unless a delivery meanwhile (`update()`) took it.
-    mutating func endWatchingRequests(_ watch: (wasScheduled: Bool, serial: UInt64)) -> Bool {
+    /// unless a delivery meanwhile (`update()`) took it. A watch around this one (a flushed animation whose
+    /// changes make another) keeps what it heard, and hears this one's requests too.
+    mutating func endWatchingRequests(_ watch: Watch) -> Bool {
         if watch.wasScheduled && deliverySerial == watch.serial { pending.isScheduled = true }
-        return heardRequest
+        let heard = heardRequest
+        heardRequest = heard || watch.outerHeard
+        return heard
+    }
+
+    /// What ``endWatchingRequests(_:)`` puts back.
+    struct Watch {
+        let wasScheduled: Bool
+        let serial: UInt64
+        let outerHeard: Bool
     }
 
     /// Ends one suspension; the last one delivers what was kept — or, while updaters are running, lists the
