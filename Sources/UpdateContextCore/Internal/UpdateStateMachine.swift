@@ -212,14 +212,8 @@ package struct UpdateStateMachine {
         precondition(suspensions > 0, "ViewUpdatingContext.resume() called more times than suspend()")
         suspensions -= 1
         guard !isCancelled, !isSuspended, pending.isScheduled else { return .none }
-        if delivering != nil {
-            // Listed already (or inside a turn whose end delivers it), or listed now.
-            if isInTurn || isTurnAsked { return .none }
-            isTurnAsked = true
-            return .askForTurn
-        }
-        let forced = pending.isForced
-        return .deliverNow(Delivery(animated: take(defaultAnimated), isForced: forced), askForTurn: false)
+        if delivering != nil { return listForTurn() ? .askForTurn : .none }
+        return endOfCycle(defaultAnimated: defaultAnimated).map { .deliverNow($0, askForTurn: false) } ?? .none
     }
 
     // MARK: Turns and deliveries
@@ -308,7 +302,13 @@ package struct UpdateStateMachine {
     private mutating func schedule() -> Bool {
         let first = !pending.isScheduled && !isSuspended
         pending.isScheduled = true
-        guard first, !isInTurn, !isTurnAsked else { return false }
+        return first && listForTurn()
+    }
+
+    /// `true` when the caller must register for a turn: not inside a turn that delivers what is pending anyway,
+    /// not already registered (then it is, from now on).
+    private mutating func listForTurn() -> Bool {
+        guard !isInTurn, !isTurnAsked else { return false }
         isTurnAsked = true
         return true
     }
