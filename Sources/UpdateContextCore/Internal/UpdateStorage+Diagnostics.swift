@@ -141,7 +141,7 @@ extension UpdateStorage {
     private func describeWhileSchedulerHeld() -> String {
         var lines = ["ViewUpdatingContext \"\(label.string)\""]
         let onMain = isOnSchedulerThread
-        let suspended = cvu_bits_load(flags + Self.scheduledFlag) & 4 != 0
+        let suspended = cvu_bits_load(flags + Self.scheduledFlag) & Published.suspended != 0
         if onMain {
             let machine = machinePointer.pointee
             if isUpdatePending {

@@ -35,6 +35,13 @@ package final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, Tu
     private static let animatedFlag = 3  // the default `animated`
     private static let flagCount = 4
 
+    /// The bits of the scheduled byte (see `publishScheduled()`).
+    enum Published {
+        static let scheduled: UInt8 = 1  // the machine's `isScheduled`
+        static let nonAnimated: UInt8 = 2  // the pending explicit flag is `false` (only with `scheduled`)
+        static let suspended: UInt8 = 4  // for descriptions
+    }
+
     static func make(animated: Bool, scheduler: CoalescingScheduler, label: DiagnosticLabel) -> UpdateStorage {
         precondition(Layout.isAsDeclared, "UpdateStorage: the header's layout is not the one Layout computes")
         let buffer = create(minimumCapacity: flagCount) { _ in
@@ -400,8 +407,9 @@ extension UpdateStorage {
     @inline(__always)
     func publishScheduled() {
         let pending = machinePointer.pointee.pending
-        var published: UInt8 = pending.isScheduled ? (pending.flag == false ? 3 : 1) : 0
-        if machinePointer.pointee.isSuspended { published |= 4 }
+        var published: UInt8 = 0
+        if pending.isScheduled { published = Published.scheduled | (pending.flag == false ? Published.nonAnimated : 0) }
+        if machinePointer.pointee.isSuspended { published |= Published.suspended }
         if cvu_byte_load_relaxed(flags + Self.scheduledFlag) != published {
             cvu_byte_store_release(flags + Self.scheduledFlag, published)
         }
@@ -411,7 +419,7 @@ extension UpdateStorage {
     /// so that an animated change made now would be preceded by the rules' early non-animated flush. Any
     /// thread: a snapshot (the main thread may deliver right after).
     package var hasNonAnimatedRequestPending: Bool {
-        if cvu_byte_load_relaxed(flags + Self.scheduledFlag) & 2 != 0 { return true }
+        if cvu_byte_load_relaxed(flags + Self.scheduledFlag) & Published.nonAnimated != 0 { return true }
         guard inboxHasRequests else { return false }
         return withShared { shared in shared.inbox.contains { $0.request.isNonAnimated } }
     }
@@ -593,7 +601,7 @@ extension UpdateStorage {
     var isUpdatePendingSnapshot: Bool {
         // The inbox first: the main thread publishes `scheduled` before it clears the inbox flag, so a
         // cleared inbox read here comes with the published `scheduled` (no instant reads both as false).
-        inboxHasRequests || cvu_bits_load(flags + Self.scheduledFlag) & 1 != 0
+        inboxHasRequests || cvu_bits_load(flags + Self.scheduledFlag) & Published.scheduled != 0
     }
 
     var isSuspended: Bool {
