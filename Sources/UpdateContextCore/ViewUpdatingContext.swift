@@ -60,9 +60,8 @@ import Foundation
 /// The context does not keep its owner alive (capture `[weak self]` in updaters). Released — even
 /// inside one of its own updaters — it delivers nothing more and frees its updaters at once.
 public final class ViewUpdatingContext: Sendable {
-    // nonisolated(unsafe): `UpdateStorage` is a `ManagedBuffer`, which cannot be declared `Sendable`; it
-    // synchronises itself (see its declaration), and this reference never changes.
-    package nonisolated(unsafe) let storage: UpdateStorage
+    /// The context's state and its updaters; it synchronises itself (see its declaration).
+    package let storage: UpdateStorage
     /// What the other products' triggers (Combine) attach to: it outlives the context only to say it is gone.
     package var updateLink: UpdateLink { storage.link }
 
@@ -148,7 +147,7 @@ public final class ViewUpdatingContext: Sendable {
                     + "(.mainRunLoop, .dispatchMain, a ManualScheduler, or one whose isMainThreadScheduler is true); "
                     + "got \(type(of: scheduler))", file: file, line: line)
         }
-        let storage = UpdateStorage.make(
+        let storage = UpdateStorage(
             animated: animated, scheduler: scheduler, label: DiagnosticLabel(label, file: file, line: line))
         self.storage = storage
         // Made on the scheduler's own thread, the context joins that thread's list of schedulers at once, so

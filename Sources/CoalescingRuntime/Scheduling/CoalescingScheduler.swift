@@ -645,10 +645,9 @@ package struct SchedulerTurn {
 /// Something that has work waiting for a scheduler's turn.
 ///
 /// Clients are handed between threads (scheduled from any thread, called on the scheduler's): each must
-/// synchronise its own state. Not `Sendable` by requirement, so that a `ManagedBuffer` subclass (which no
-/// `Sendable` type may be) can be one.
+/// synchronise its own state.
 @usableFromInline
-package protocol TurnClient: AnyObject {
+package protocol TurnClient: AnyObject, Sendable {
     /// Does the work the turn admits, on the scheduler's thread.
     ///
     /// - Returns: `nil` when nothing remains; otherwise the modes the remaining work waits for (work this

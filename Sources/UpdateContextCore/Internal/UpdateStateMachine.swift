@@ -63,7 +63,7 @@ package struct UpdateStateMachine {
     }
 
     // The 8-byte fields first, then the 4-byte ones, then the small ones together, with no padding, which
-    // lets the context's storage fit a smaller allocation (an idle context ≤ 256 B).
+    // lets the context's storage fit a smaller allocation.
     /// Counts deliveries (the one under way has this number).
     private(set) var deliverySerial: UInt64 = 0
     /// The serial of the last turn this context ran in (0: none).

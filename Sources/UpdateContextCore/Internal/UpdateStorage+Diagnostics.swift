@@ -16,7 +16,7 @@ extension UpdateStorage: SlowTurnSubject {
     /// A request applied on the main thread, as diagnostics count it for the delivery that absorbs it: its
     /// count, and its site when recorded and no earlier request of that delivery was.
     func noteApplied(_ note: RequestNote) {
-        machinePointer.pointee.absorbed &+= note.count
+        machine.absorbed &+= note.count
         if note.isRecorded, let site = note.site { noteFirstRequest(site) }
     }
 
@@ -24,12 +24,12 @@ extension UpdateStorage: SlowTurnSubject {
     /// unless the library made it for a change made elsewhere (a tracked change's follow-up).
     func noteRequestInDelivery(_ site: RequestSite) {
         guard site.countsAsSelfRequest else { return }
-        machinePointer.pointee.diagnostics.insert(.requestedInDelivery)
-        guard machinePointer.pointee.loopCount >= DiagnosticsThresholds.loopCycles - 1,
-            !machinePointer.pointee.diagnostics.contains(.loopReported),
+        machine.diagnostics.insert(.requestedInDelivery)
+        guard machine.loopCount >= DiagnosticsThresholds.loopCycles - 1,
+            !machine.diagnostics.contains(.loopReported),
             !withScheduler({ $0.drivesPerFrameWork })
         else { return }
-        machinePointer.pointee.diagnostics.insert(.loopReported)
+        machine.diagnostics.insert(.loopReported)
         UpdateDiagnostics.emit(
             UpdateDiagnostics.Report(
                 kind: .updateLoop, label: label.string,
@@ -45,30 +45,30 @@ extension UpdateStorage: SlowTurnSubject {
     /// the context's link, which goes with the context). Main thread, where requests are applied.
     private func noteFirstRequest(_ site: RequestSite) {
         guard link.noteFirstRequest(site) else { return }
-        machinePointer.pointee.diagnostics.insert(.recordedSite)
+        machine.diagnostics.insert(.recordedSite)
     }
 
     /// The delivery's updaters have returned: counts the cycle towards an update loop or resets the count.
     @inline(__always)
     func noteDeliveryEnded() {
-        if machinePointer.pointee.diagnostics.remove(.requestedInDelivery) == nil {
-            machinePointer.pointee.loopCount = 0
+        if machine.diagnostics.remove(.requestedInDelivery) == nil {
+            machine.loopCount = 0
             return
         }
-        let count = machinePointer.pointee.loopCount
-        if count < DiagnosticsThresholds.loopCycles { machinePointer.pointee.loopCount = count + 1 }
+        let count = machine.loopCount
+        if count < DiagnosticsThresholds.loopCycles { machine.loopCount = count + 1 }
     }
 
     /// How many requests the delivery beginning now absorbed (main thread), given the inbox's count.
     @inline(__always)
     func takeAbsorbed() -> UInt32 {
-        defer { machinePointer.pointee.absorbed = 0 }
-        return machinePointer.pointee.absorbed
+        defer { machine.absorbed = 0 }
+        return machine.absorbed
     }
 
     /// Updater `index` took `nanoseconds`: reports it once per context when slower than a frame.
     func noteSlowUpdater(index: Int, nanoseconds: UInt64) {
-        guard machinePointer.pointee.diagnostics.insert(.slowReported).inserted else { return }
+        guard machine.diagnostics.insert(.slowReported).inserted else { return }
         let who = "updater #\(index + 1) took"
         UpdateDiagnostics.emit(
             UpdateDiagnostics.Report(
@@ -143,7 +143,7 @@ extension UpdateStorage {
         let onMain = isOnSchedulerThread
         let suspended = cvu_bits_load(flags + Self.scheduledFlag) & Published.suspended != 0
         if onMain {
-            let machine = machinePointer.pointee
+            let machine = self.machine
             if isUpdatePending {
                 let flag = machine.pending.flag.map { $0 ? "animated" : "not animated" } ?? "default flag"
                 lines.append(
@@ -185,9 +185,9 @@ extension UpdateStorage {
                     + "application posts it when it returns to the foreground (or pass refreshEvents: [])")
         }
         if onMain {
-            let count = machinePointer.pointee.deliverySerial
+            let count = machine.deliverySerial
             var line = count == 0 ? "no delivery yet" : "\(count) deliver\(count == 1 ? "y" : "ies") so far"
-            let lastTurn = machinePointer.pointee.lastTurn
+            let lastTurn = machine.lastTurn
             if lastTurn != 0 {
                 let ago = withScheduler { $0.turnCount } &- lastTurn
                 line += ago == 0 ? "; it ran in the scheduler's last turn" : "; it last ran \(ago) turns ago"
@@ -246,7 +246,7 @@ struct DeliveryProbe {
         // The first request this delivery absorbed is claimed with its count, before any updater can request
         // again (for the next delivery) or recording can change; a delivery made while not recording just
         // forgets it (no stale site for a later one).
-        let hasRecordedSite = storage.machinePointer.pointee.diagnostics.remove(.recordedSite) != nil
+        let hasRecordedSite = storage.machine.diagnostics.remove(.recordedSite) != nil
         recordedSite = hasRecordedSite ? storage.linkIfMade?.takeRecordedSite() : nil
         stamp = storage.withScheduler { $0.stamp }
         inTurn = stamp.pointee.inTurn

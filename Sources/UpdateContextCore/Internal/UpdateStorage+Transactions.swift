@@ -6,19 +6,19 @@ import Foundation
 // kept beside the rules (`TransactionLedger`) only once a context has seen a transaction.
 extension UpdateStorage {
     /// Whether the ledger holds a pending transaction (main thread).
-    var hasPendingTransaction: Bool { machinePointer.pointee.hasPendingTransaction }
+    var hasPendingTransaction: Bool { machine.hasPendingTransaction }
 
     /// The ledger, created on first use: kept in the shared state (where a release on any thread finds it),
     /// and by the machine for the main thread. Main thread.
     var ledger: TransactionLedger {
-        if let ledger = machinePointer.pointee.ledger { return ledger }
+        if let ledger = machine.ledger { return ledger }
         let ledger = withShared { shared in
             if let ledger = shared.ledger { return ledger }
             let ledger = TransactionLedger()
             shared.ledger = ledger
             return ledger
         }
-        machinePointer.pointee.ledger = ledger
+        machine.ledger = ledger
         return ledger
     }
 
@@ -76,10 +76,10 @@ extension UpdateStorage {
     @inline(__always)
     func isRepeatedPlainTransaction(_ transaction: UpdateTransaction) -> Bool {
         if isOnSchedulerThread, hasPendingTransaction, transaction.isPlain, !cvu_transaction_scopes_active(),
-            !inboxHasRequests, machinePointer.pointee.isNoOp(true),
-            let animation = transaction.animation, machinePointer.pointee.ledger?.repeatAnimation == animation
+            !inboxHasRequests, machine.isNoOp(true),
+            let animation = transaction.animation, machine.ledger?.repeatAnimation == animation
         {
-            machinePointer.pointee.absorbed &+= 1  // what the delivery absorbs (signposts, recording)
+            machine.absorbed &+= 1  // what the delivery absorbs (signposts, recording)
             return true
         }
         return false
@@ -109,8 +109,8 @@ extension UpdateStorage {
         let flag = transaction.isAnimated
         let action =
             update
-            ? machinePointer.pointee.update(flag, defaultAnimated: animated)
-            : machinePointer.pointee.setNeedsUpdate(flag)
+            ? machine.update(flag, defaultAnimated: animated)
+            : machine.setNeedsUpdate(flag)
         switch action {
         case .deferToInbox:
             // Updaters are running: a later cycle, with the transaction.
@@ -126,7 +126,7 @@ extension UpdateStorage {
             guard keepPending(transaction) else { return }
             perform(action, note: note)
             // The fast path's key now says what the pending transaction's animation is, or nothing.
-            let repeats = !update && transaction.isPlain && hasPendingTransaction && machinePointer.pointee.isNoOp(true)
+            let repeats = !update && transaction.isPlain && hasPendingTransaction && machine.isNoOp(true)
             ledger.repeatAnimation = repeats ? transaction.animation : nil
         }
     }
@@ -146,7 +146,7 @@ extension UpdateStorage {
             drop(transaction, .contextReleased)
             return false
         }
-        machinePointer.pointee.hasPendingTransaction = true
+        machine.hasPendingTransaction = true
         return true
     }
 
@@ -158,8 +158,8 @@ extension UpdateStorage {
     }
 
     private func beginPendingTransaction(of delivery: Delivery) -> CompletionGroup? {
-        machinePointer.pointee.ledger?.repeatAnimation = nil
-        machinePointer.pointee.hasPendingTransaction = false
+        machine.ledger?.repeatAnimation = nil
+        machine.hasPendingTransaction = false
         guard var transaction = takePending() else { return nil }
         transaction.animation = delivery.animated ? (transaction.animation ?? .default) : nil
         let group = CompletionGroup(transaction.completions)
@@ -185,7 +185,7 @@ extension UpdateStorage {
     /// requests it absorbed, or one with the default animation (or none) when they carried none. Main
     /// thread, inside updaters.
     package func deliveryTransaction(animated: Bool) -> UpdateTransaction {
-        machinePointer.pointee.ledger?.delivering ?? UpdateTransaction(animation: animated ? .default : nil)
+        machine.ledger?.delivering ?? UpdateTransaction(animation: animated ? .default : nil)
     }
 
     /// The request carrying `transaction` (claimed) was dropped: its completions are told (on the main

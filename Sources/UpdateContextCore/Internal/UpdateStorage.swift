@@ -9,7 +9,7 @@ import Foundation
 /// Two worlds meet here. The state machine is confined to the main thread (the scheduler's thread) and
 /// read without a lock, which keeps a request on an already-dirty context at a few nanoseconds.
 /// What other threads touch — the inbox of their requests, the updaters, the link — is in `shared`,
-/// behind a lock, with one-byte atomic flags (the buffer's elements) so that the main thread takes the
+/// behind a lock, with one-byte atomic flags (`flags`) so that the main thread takes the
 /// lock only when there is something to take.
 ///
 /// The path of a request: ``setNeedsUpdate(_:)`` → (main thread) the machine's `setNeedsUpdate` →
@@ -17,17 +17,55 @@ import Foundation
 /// ``performTurn(_:)`` → `turnBegan`, the inbox applied, `turnEnded` → ``deliver(_:)`` → each updater.
 /// From another thread: ``post(_:)`` puts it in the inbox and registers for the next turn (one wake-up),
 /// where it is applied and delivered in that same turn.
-package final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, TurnClient {
-    // Not `Sendable` by declaration (no `ManagedBuffer` may be), but safe to share: the header's `machine`
-    // is read and written only on the scheduler's thread — every entry point checks `isOnSchedulerThread`
-    // first, or is `performTurn`, which the scheduler calls there — and never across a call out to user
-    // code (updaters run after the event returned). The header's `shared` is read and written only under
-    // this object's striped lock (`withShared`). The flag bytes (the elements) only with the atomic
-    // functions of CCoalescingSupport. `scheduler` is immutable.
+package final class UpdateStorage: TurnClient, @unchecked Sendable {
+    // @unchecked Sendable: `machine` is read and written only on the scheduler's
+    // thread — every entry point checks `isOnSchedulerThread` first, or is `performTurn`, which the scheduler
+    // calls there — and never across a call out to user code (updaters run after the event returned).
+    // `shared` is read and written only under this object's striped lock (`withShared`). The flag bytes only
+    // with the atomic functions of CCoalescingSupport. The rest is immutable.
     //
-    // One allocation holds it all (scheduler, state machine, inbox, first updater, flags): a context is
-    // this and its public face. The lock is striped (`StripedLocks`): a `pthread_mutex_t` alone is 40
-    // bytes on Linux, and every critical section here is a few instructions that never call out.
+    // Both confined properties are `@exclusivity(unchecked)`: the confinement and the lock make the dynamic
+    // exclusivity checks of a class property (a thread-local lookup on every access, on the request path)
+    // unnecessary. The lock is striped (`StripedLocks`): a `pthread_mutex_t` alone is 40 bytes on Linux, and
+    // every critical section here is a few instructions that never call out.
+
+    /// What other threads touch, under the storage's lock. (The small fields last: the fields after it use
+    /// their room.)
+    struct Shared {
+        var inbox: [InboxEntry] = []
+        var updaters = UpdaterList()
+        /// Created on the first transaction (see `TransactionLedger`): its `pending` is read and written here.
+        var ledger: TransactionLedger?
+        /// Created on first use (Observation tracking, async sequences): most contexts never need one.
+        var link: UpdateLink?
+        /// Keeps the scheduler alive until the context goes (`cancel()` lets it go): the scheduler holds
+        /// the storage while an update is pending, so holding it after that would make a cycle that keeps
+        /// both — and a background thread's run loop — alive after a context released with work pending.
+        var scheduler: CoalescingScheduler?
+        /// Whether a `ViewUpdating` object connected its `updateView(animated:)` (`startUpdatingView()`, until
+        /// `removeUpdaters()`).
+        var ownerConnected = false
+        /// Whether the context joined a refresh hub (set once, before the context is shared).
+        var refreshes = false
+        /// Whether the inbox has registered the storage for a turn that has not drained it yet.
+        var inboxIsQueued = false
+    }
+
+    // The fields in this order fit the smallest allocation (an idle context ≤ 300 B with the flags' own).
+    /// The state machine: main thread (the scheduler's thread) only.
+    @exclusivity(unchecked) package var machine = UpdateStateMachine()
+    /// What other threads touch: only inside `withShared`.
+    @exclusivity(unchecked) private var shared = Shared()
+    /// What diagnostics call the context (four bytes: an index into the labels' table).
+    package let label: DiagnosticLabel
+    /// The scheduler, for the hot path: called through without a retain and a release. `shared.scheduler`
+    /// keeps it alive until the context goes; after that it is used only by callers that hold it
+    /// themselves (`retainedScheduler()`), and never after user code that may have released the context
+    /// (`isCancelled` is checked first).
+    private let unretainedScheduler: Unmanaged<CoalescingScheduler>
+    /// The flag bytes (see the indexes below), in an allocation of their own: the atomic functions need an
+    /// address that stays put, which a class's stored property does not promise.
+    let flags: UnsafeMutablePointer<UInt8>
 
     static let inboxFlag = 0  // the inbox holds requests (set under the lock)
     static let scheduledFlag = 1  // the machine's state for other threads: see `publishScheduled()`
@@ -42,105 +80,39 @@ package final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, Tu
         static let suspended: UInt8 = 4  // for descriptions
     }
 
-    static func make(animated: Bool, scheduler: CoalescingScheduler, label: DiagnosticLabel) -> UpdateStorage {
-        precondition(Layout.isAsDeclared, "UpdateStorage: the header's layout is not the one Layout computes")
-        let buffer = create(minimumCapacity: flagCount) { _ in
-            UpdateStorageHeader(scheduler: scheduler, label: label)
-        }
-        let storage = unsafeDowncast(buffer, to: UpdateStorage.self)
-        storage.withUnsafeMutablePointerToElements { $0.initialize(repeating: 0, count: flagCount) }
-        cvu_flag_store_relaxed(storage.flags + animatedFlag, animated)
-        return storage
+    init(animated: Bool, scheduler: CoalescingScheduler, label: DiagnosticLabel) {
+        unretainedScheduler = Unmanaged.passUnretained(scheduler)
+        shared.scheduler = scheduler
+        self.label = label
+        flags = .allocate(capacity: Self.flagCount)
+        flags.initialize(repeating: 0, count: Self.flagCount)
+        cvu_flag_store_relaxed(flags + Self.animatedFlag, animated)
     }
 
     deinit {
+        flags.deallocate()
         // A given label's entry goes with the last holder of the storage (the scheduler, a link's face may
         // outlive the context): until then reports and descriptions still name it.
         label.release()
     }
 
-    /// Byte offsets of the header's fields, from sizes and alignments in declaration order: constants the
-    /// optimiser folds (`MemoryLayout.offset(of:)` with a key path was not folded, and instantiating the key
-    /// path retained and released an object on every request). `make` checks them once.
-    enum Layout {
-        @inline(__always)
-        static func roundUp(_ value: Int, _ alignment: Int) -> Int { (value + alignment - 1) & ~(alignment - 1) }
-        static let machine = 0
-        @inline(__always)
-        static var scheduler: Int {
-            roundUp(MemoryLayout<UpdateStateMachine>.size, MemoryLayout<Unmanaged<CoalescingScheduler>>.alignment)
-        }
-        @inline(__always)
-        static var shared: Int {
-            roundUp(
-                scheduler + MemoryLayout<Unmanaged<CoalescingScheduler>>.size,
-                MemoryLayout<UpdateStorageHeader.Shared>.alignment)
-        }
-        @inline(__always)
-        static var label: Int {
-            roundUp(shared + MemoryLayout<UpdateStorageHeader.Shared>.size, MemoryLayout<DiagnosticLabel>.alignment)
-        }
-        /// Whether the computed offsets are the compiler's (evaluated once).
-        static let isAsDeclared: Bool =
-            MemoryLayout<UpdateStorageHeader>.offset(of: \.machine) == 0
-            && MemoryLayout<UpdateStorageHeader>.offset(of: \.unretainedScheduler) == scheduler
-            && MemoryLayout<UpdateStorageHeader>.offset(of: \.shared) == shared
-            && MemoryLayout<UpdateStorageHeader>.offset(of: \.label) == label
-    }
-
-    /// One field of the header, in place. The header's address is stable for this object's life (a
-    /// `ManagedBuffer`'s header does not move). Each field gets a pointer of its own, so that an access to
-    /// one (the state machine, on the main thread) is never an access to another (the shared state, under
-    /// the lock, from any thread) — an access through `header.pointee.field` would be an access to the
-    /// whole header, which ThreadSanitizer reports as a race — and pointers skip the dynamic exclusivity
-    /// checks of a class property, which the confinement and locking described above make unnecessary.
-    @inline(__always)
-    private func field<Field>(at offset: Int, as _: Field.Type) -> UnsafeMutablePointer<Field> {
-        withUnsafeMutablePointerToHeader { header in
-            UnsafeMutableRawPointer(header).advanced(by: offset).assumingMemoryBound(to: Field.self)
-        }
-    }
-
-    /// The state machine: main thread (the scheduler's thread) only.
-    @inline(__always)
-    package var machinePointer: UnsafeMutablePointer<UpdateStateMachine> {
-        field(at: Layout.machine, as: UpdateStateMachine.self)
-    }
-
-    @inline(__always)
-    private var schedulerPointer: UnsafeMutablePointer<Unmanaged<CoalescingScheduler>> {
-        field(at: Layout.scheduler, as: Unmanaged<CoalescingScheduler>.self)
-    }
-
-    /// What diagnostics call the context (immutable: any thread).
-    package var label: DiagnosticLabel {
-        field(at: Layout.label, as: DiagnosticLabel.self).pointee
-    }
-
-    /// The flag bytes (see the indexes above), stable for this object's life.
-    @inline(__always)
-    var flags: UnsafeMutablePointer<UInt8> {
-        withUnsafeMutablePointerToElements { $0 }
-    }
-
-    /// The scheduler, unretained (see `UpdateStorageHeader.unretainedScheduler`): callers hold it alive.
+    /// The scheduler, unretained (see `unretainedScheduler`): callers hold it alive.
     @inline(__always)
     func withScheduler<Result>(_ body: (CoalescingScheduler) -> Result) -> Result {
-        schedulerPointer.pointee._withUnsafeGuaranteedRef(body)
+        unretainedScheduler._withUnsafeGuaranteedRef(body)
     }
 
     /// Whether the calling thread is the scheduler's (the main thread): asked on every request, so asked
     /// without retaining the scheduler.
     @inline(__always)
     package var isOnSchedulerThread: Bool {
-        schedulerPointer.pointee._withUnsafeGuaranteedRef { $0.isCurrentFast }
+        unretainedScheduler._withUnsafeGuaranteedRef { $0.isCurrentFast }
     }
 
     /// Runs `body` on the shared state under the lock. Never call out to user code inside.
     @inline(__always)
-    func withShared<Result>(_ body: (inout UpdateStorageHeader.Shared) -> Result) -> Result {
-        let shared = field(at: Layout.shared, as: UpdateStorageHeader.Shared.self)
-        return StripedLocks.withLock(for: self) { body(&shared.pointee) }
+    func withShared<Result>(_ body: (inout Shared) -> Result) -> Result {
+        StripedLocks.withLock(for: self) { body(&shared) }
     }
 
     var animated: Bool {
@@ -180,9 +152,9 @@ package final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, Tu
     @inline(__always)
     private func isNoOpOnTheFastPath(_ flag: Bool?) -> Bool {
         if !cvu_transaction_scopes_active() && isOnSchedulerThread && !inboxHasRequests
-            && machinePointer.pointee.isNoOp(flag) && (flag != true || !hasPendingTransaction)
+            && machine.isNoOp(flag) && (flag != true || !hasPendingTransaction)
         {
-            machinePointer.pointee.absorbed &+= 1  // what the delivery absorbs (signposts, recording)
+            machine.absorbed &+= 1  // what the delivery absorbs (signposts, recording)
             return true
         }
         return false
@@ -200,7 +172,7 @@ package final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, Tu
             return
         }
         drainInboxIfNeeded()
-        perform(machinePointer.pointee.setNeedsUpdate(flag), forPlainRequest: flag, note: RequestNote(site))
+        perform(machine.setNeedsUpdate(flag), forPlainRequest: flag, note: RequestNote(site))
     }
 
     /// A change that a request with `flag` will follow is about to land: on the scheduler's thread, when
@@ -212,49 +184,7 @@ package final class UpdateStorage: ManagedBuffer<UpdateStorageHeader, UInt8>, Tu
         // A request with no flag outside a scope never flushes.
         guard UpdateTransaction.effectiveFlag(of: flag) == true, isOnSchedulerThread, !isCancelled else { return }
         drainInboxIfNeeded()
-        perform(machinePointer.pointee.flushBeforeAnimatedChange())
-    }
-}
-
-/// Everything a context holds, stored as the header of its ``UpdateStorage``.
-package struct UpdateStorageHeader {
-    /// What other threads touch, under the storage's lock.
-    struct Shared {
-        var inbox: [InboxEntry] = []
-        /// Whether a `ViewUpdating` object connected its `updateView(animated:)` (`startUpdatingView()`, until
-        /// `removeUpdaters()`).
-        var ownerConnected = false
-        /// Whether the context joined a refresh hub (set once, before the context is shared).
-        var refreshes = false
-        /// Whether the inbox has registered the storage for a turn that has not drained it yet.
-        var inboxIsQueued = false
-        var updaters = UpdaterList()
-        /// Created on the first transaction (see `TransactionLedger`): its `pending` is read and written here.
-        var ledger: TransactionLedger?
-        /// Created on first use (Observation tracking, async sequences): most contexts never need one.
-        var link: UpdateLink?
-        /// Keeps the scheduler alive until the context goes (`cancel()` lets it go): the scheduler holds
-        /// the storage while an update is pending, so holding it after that would make a cycle that keeps
-        /// both — and a background thread's run loop — alive after a context released with work pending.
-        var scheduler: CoalescingScheduler?
-    }
-
-    // The declaration order is the layout `UpdateStorage.Layout` computes (checked once, in `make`).
-    /// The state machine: main thread (the scheduler's thread) only.
-    var machine = UpdateStateMachine()
-    /// The scheduler, for the hot path: called through without a retain and a release. `shared.scheduler`
-    /// keeps it alive until the context goes; after that it is used only by callers that hold it
-    /// themselves (`retainedScheduler()`), and never after user code that may have released the context
-    /// (`UpdateStorage` checks `isCancelled` first).
-    let unretainedScheduler: Unmanaged<CoalescingScheduler>
-    var shared = Shared()
-    /// What diagnostics call the context (four bytes: an index into the labels' table). Immutable.
-    package let label: DiagnosticLabel
-
-    init(scheduler: CoalescingScheduler, label: DiagnosticLabel) {
-        unretainedScheduler = Unmanaged.passUnretained(scheduler)
-        shared.scheduler = scheduler
-        self.label = label
+        perform(machine.flushBeforeAnimatedChange())
     }
 }
 
@@ -358,7 +288,7 @@ extension UpdateStorage {
     func perform(_ action: UpdateStateMachine.Action, note: RequestNote? = nil) {
         // Gone (released inside an updater that ran before this action): its scheduler may be gone too.
         if isCancelled {
-            machinePointer.pointee.cancel()
+            machine.cancel()
             publishScheduled()
             return
         }
@@ -406,10 +336,10 @@ extension UpdateStorage {
     /// suspended (for descriptions).
     @inline(__always)
     func publishScheduled() {
-        let pending = machinePointer.pointee.pending
+        let pending = machine.pending
         var published: UInt8 = 0
         if pending.isScheduled { published = Published.scheduled | (pending.flag == false ? Published.nonAnimated : 0) }
-        if machinePointer.pointee.isSuspended { published |= Published.suspended }
+        if machine.isSuspended { published |= Published.suspended }
         if cvu_byte_load_relaxed(flags + Self.scheduledFlag) != published {
             cvu_byte_store_release(flags + Self.scheduledFlag, published)
         }
@@ -428,7 +358,7 @@ extension UpdateStorage {
     /// before it. Not while updaters run: what they ask waits there for a later cycle.
     @inline(__always)
     func drainInboxIfNeeded() {
-        if inboxHasRequests && !machinePointer.pointee.isDelivering { drainInbox() }
+        if inboxHasRequests && !machine.isDelivering { drainInbox() }
     }
 
     /// Applies what other threads (and re-entrant calls) put in the inbox, in arrival order.
@@ -447,7 +377,7 @@ extension UpdateStorage {
                 apply(box.transaction, update: update, note: entry.note)
             } else {
                 perform(
-                    machinePointer.pointee.apply(entry.request, defaultAnimated: animated),
+                    machine.apply(entry.request, defaultAnimated: animated),
                     forPlainRequest: entry.request.isAnimatedWithoutTransaction ? true : nil, note: entry.note)
             }
         }
@@ -477,7 +407,7 @@ extension UpdateStorage {
             shared.inboxIsQueued = true
             return true
         }
-        // Reached only while the context lives or a caller holds the scheduler (see the header).
+        // Reached only while the context lives or a caller holds the scheduler (see `unretainedScheduler`).
         if needsTurn { withScheduler { $0.schedule(self) } }
         return accepted
     }
@@ -508,7 +438,7 @@ extension UpdateStorage {
         }
         drainInboxIfNeeded()
         perform(
-            machinePointer.pointee.update(flag, defaultAnimated: animated), forPlainRequest: flag,
+            machine.update(flag, defaultAnimated: animated), forPlainRequest: flag,
             note: RequestNote(RequestSite(file: file, line: line)))
     }
 
@@ -545,7 +475,7 @@ extension UpdateStorage {
                 return
             }
             drainInboxIfNeeded()
-            perform(machinePointer.pointee.update(nil, defaultAnimated: animated))
+            perform(machine.update(nil, defaultAnimated: animated))
         }
     }
 
@@ -566,11 +496,11 @@ extension UpdateStorage {
         else { return }
         // On a pass scheduler, `updateIfNeeded()` is how the pass arrives (UIKit's `updateProperties()`):
         // it runs the pass, which ends the batch, so the next request asks for a pass of its own.
-        if !machinePointer.pointee.isDelivering, let pass = withScheduler({ $0 as? any PassDrivenScheduler }) {
+        if !machine.isDelivering, let pass = withScheduler({ $0 as? any PassDrivenScheduler }) {
             pass.runRequestedPass()
         }
         drainInboxIfNeeded()
-        perform(machinePointer.pointee.updateIfNeeded(defaultAnimated: animated))
+        perform(machine.updateIfNeeded(defaultAnimated: animated))
     }
 
     /// Runs `body` and answers whether it requested an update of this context (any request: `nil`,
@@ -584,16 +514,16 @@ extension UpdateStorage {
         // (while updaters run, they wait in the inbox for a later cycle); the machine watches them (see
         // ``UpdateStateMachine/watchRequests()``) so that none of them is a no-op.
         drainInboxIfNeeded()
-        let watch = machinePointer.pointee.watchRequests()
+        let watch = machine.watchRequests()
         body()
-        let requested = machinePointer.pointee.endWatchingRequests(watch)
+        let requested = machine.endWatchingRequests(watch)
         publishScheduled()
         return requested
     }
 
     /// Exact on the main thread; elsewhere a snapshot (another thread may change it right after).
     var isUpdatePending: Bool {
-        if isOnSchedulerThread { return machinePointer.pointee.pending.isScheduled || inboxHasRequests }
+        if isOnSchedulerThread { return machine.pending.isScheduled || inboxHasRequests }
         return isUpdatePendingSnapshot
     }
 
@@ -606,12 +536,12 @@ extension UpdateStorage {
 
     var isSuspended: Bool {
         requireMainThread("isSuspended")
-        return machinePointer.pointee.isSuspended
+        return machine.isSuspended
     }
 
     func suspend(file: StaticString, line: UInt) {
         guard isOnSchedulerThreadOrReport("suspend()", recovery: "; ignored", file: file, line: line) else { return }
-        machinePointer.pointee.suspend()
+        machine.suspend()
         publishScheduled()  // suspended, for descriptions read elsewhere
     }
 
@@ -619,31 +549,31 @@ extension UpdateStorage {
     /// builds stop at the caller's line) and is ignored.
     func resume(file: StaticString, line: UInt) {
         guard isOnSchedulerThreadOrReport("resume()", recovery: "; ignored", file: file, line: line) else { return }
-        guard machinePointer.pointee.isSuspended else {
+        guard machine.isSuspended else {
             Misuse.recoverable(
                 "ViewUpdatingContext.resume() called more times than suspend(); the extra call is ignored",
                 label: label.string, file: file, line: line)
             return
         }
         drainInboxIfNeeded()
-        let action = machinePointer.pointee.resume(defaultAnimated: animated)
+        let action = machine.resume(defaultAnimated: animated)
         publishScheduled()  // suspended, for descriptions read elsewhere
         perform(action)
     }
 
     /// The number of the delivery under way (or of the last one): main thread, inside updaters.
     package var deliverySerial: UInt64 {
-        machinePointer.pointee.deliverySerial
+        machine.deliverySerial
     }
 
     /// Whether the delivery under way was forced (`update()`, a refresh): main thread, inside updaters.
     package var isForcedDelivery: Bool {
-        isOnSchedulerThread && machinePointer.pointee.delivering?.isForced == true
+        isOnSchedulerThread && machine.delivering?.isForced == true
     }
 
     /// Whether the delivery under way is the rules' early non-animated flush: main thread, inside updaters.
     package var isEarlyFlushDelivery: Bool {
-        isOnSchedulerThread && machinePointer.pointee.delivering?.isEarlyFlush == true
+        isOnSchedulerThread && machine.delivering?.isEarlyFlush == true
     }
 
     /// Whether the caller is on the scheduler's thread; when it is not — a mistake — reports it, naming
@@ -680,10 +610,10 @@ extension UpdateStorage {
     /// counted once this one has taken what it absorbed.
     func deliver(_ delivery: Delivery, thenNote note: RequestNote? = nil) {
         if isCancelled {
-            machinePointer.pointee.cancel()
+            machine.cancel()
             return
         }
-        machinePointer.pointee.deliveryBegan(delivery)
+        machine.deliveryBegan(delivery)
         let transaction = beginTransaction(of: delivery)
         var probe = DeliveryProbe(self)  // what diagnostics watch of it
         if let note { noteApplied(note) }
@@ -714,7 +644,7 @@ extension UpdateStorage {
         // may have run a turn that passed this storage by: register again, or what is pending would wait for
         // an unrelated turn. Not when the context went inside an updater: the scheduler may have gone with it.
         noteDeliveryEnded()
-        if machinePointer.pointee.deliveryEnded() && !isCancelled {
+        if machine.deliveryEnded() && !isCancelled {
             withScheduler { $0.scheduleOnOwnerThread(self) }
         }
     }
@@ -723,7 +653,7 @@ extension UpdateStorage {
     /// and not suspended (a suspended one waits for `resume()`, not a turn), or requests in the inbox. Main
     /// thread.
     package var hasWorkForTurn: Bool {
-        let machine = machinePointer.pointee
+        let machine = self.machine
         return !isCancelled && (machine.pending.isScheduled && !machine.isSuspended || inboxHasRequests)
     }
 
@@ -732,7 +662,7 @@ extension UpdateStorage {
 
     package func performTurn(_ turn: SchedulerTurn) -> [RunLoop.Mode]? {
         if isCancelled {
-            machinePointer.pointee.cancel()
+            machine.cancel()
             return nil
         }
         // A pass in a private mode (code waiting synchronously in a mode of its own): nothing is applied or
@@ -740,9 +670,9 @@ extension UpdateStorage {
         // (both of its lists), it parks once.
         // (`isCommonMode` is exactly what `admits([.common])` asks, without comparing mode names per context.)
         if !turn.isCommonMode {
-            return machinePointer.pointee.park(serial: turn.serial) ? Self.updateModes : nil
+            return machine.park(serial: turn.serial) ? Self.updateModes : nil
         }
-        switch machinePointer.pointee.turnBegan(serial: turn.serial) {
+        switch machine.turnBegan(serial: turn.serial) {
         case .skip:
             return nil
         case .missed:
@@ -754,7 +684,7 @@ extension UpdateStorage {
             break
         }
         drainInboxIfNeeded()
-        let delivery = machinePointer.pointee.turnEnded(defaultAnimated: animated)
+        let delivery = machine.turnEnded(defaultAnimated: animated)
         // Published after the updaters ran: other threads read the update as pending until it is delivered.
         if let delivery { deliver(delivery) }
         publishScheduled()

@@ -166,8 +166,8 @@ extension UpdateStorage {
     /// An animating scope begins on this context's thread: what is pending is delivered now (not while
     /// suspended, nor while this context's updaters run: what they asked waits for a later cycle).
     func flushBeforeAnimatedScope() {
-        guard !isCancelled, isOnSchedulerThread, !machinePointer.pointee.isDelivering else { return }
+        guard !isCancelled, isOnSchedulerThread, !machine.isDelivering else { return }
         drainInboxIfNeeded()
-        perform(machinePointer.pointee.updateIfNeeded(defaultAnimated: animated, isScopeFlush: true))
+        perform(machine.updateIfNeeded(defaultAnimated: animated, isScopeFlush: true))
     }
 }
