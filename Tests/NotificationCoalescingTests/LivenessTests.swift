@@ -100,6 +100,52 @@ final class LivenessTests: XCTestCase {
         XCTAssertEqual(order, ["a", "b", "c"])
     }
 
+    /// A handler that enqueues into its own context and then runs a nested loop: the loop's passes do not post
+    /// that context inside the handler (never re-entrantly), the rest of the batch posts first (FIFO), and what
+    /// the handler enqueued posts in a later pass, without an outside event.
+    func testANestedLoopInsideAHandlerDoesNotPostItsOwnContextInsideIt() {
+        let context = NotificationCoalescingContext(scheduler: .mainRunLoop)
+        var order: [String] = []
+        context.observe(.a) { _, _ in
+            order.append("a")
+            context.enqueue(Notification(name: .c))  // from inside a handler: a later turn
+            _ = RunLoop.current.run(mode: .default, before: Date(timeIntervalSinceNow: 0.02))  // a modal wait
+            order.append("/a")
+        }
+        context.observe(.b) { _, _ in order.append("b") }
+        context.observe(.c) { _, _ in
+            order.append("c")
+            CFRunLoopStop(CFRunLoopGetCurrent())
+        }
+        context.enqueue(Notification(name: .a))
+        context.enqueue(Notification(name: .b))
+        XCTAssertTrue(runUntilStopped(), "the loop slept with work pending after the handler returned")
+        XCTAssertEqual(order, ["a", "/a", "b", "c"])
+    }
+
+    /// The same on a manual scheduler, turn by turn: the batch's end asks for the turn that posts it.
+    func testANestedTurnInsideAHandlerLeavesItsOwnContextForTheNextTurn() throws {
+        let scheduler = ManualScheduler()
+        let context = NotificationCoalescingContext(scheduler: scheduler)
+        var order: [String] = []
+        context.observe(.a) { _, _ in
+            order.append("a")
+            context.enqueue(Notification(name: .c))
+            XCTAssertEqual(scheduler.turn(), 1, "the nested turn calls the context, which posts nothing")
+            order.append("/a")
+        }
+        context.observe(.b) { _, _ in order.append("b") }
+        context.observe(.c) { _, _ in order.append("c") }
+        context.enqueue(Notification(name: .a))
+        context.enqueue(Notification(name: .b))
+        scheduler.turn()
+        XCTAssertEqual(order, ["a", "/a", "b"])
+        XCTAssertFalse(scheduler.isIdle, "c waits for a turn")
+        scheduler.turn()
+        XCTAssertEqual(order, ["a", "/a", "b", "c"])
+        XCTAssertNoThrow(try scheduler.expectIdle())
+    }
+
     // MARK: 5, 6. The frame-paced clock
 
     func testTheFramePacedClockKeepsTickingWhileWorkWaitsForAnotherMode() {

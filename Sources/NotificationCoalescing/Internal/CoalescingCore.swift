@@ -11,6 +11,10 @@ final class CoalescingCore: TurnClient, Sendable {
         /// Whether the core is parked: it will be called at every turn but has not asked for one.
         var isParked = false
         var isCancelled = false
+        /// Whether a batch is posting (its handlers are running), and whether a nested pass inside one of them
+        /// called the core meanwhile: it posts nothing then, and the batch's end asks for the next turn.
+        var isPosting = false
+        var missedTurn = false
         var nextUnmatchedSender: UInt64 = 0
     }
 
@@ -138,34 +142,46 @@ final class CoalescingCore: TurnClient, Sendable {
         let stamp = scheduler.stamp
         stamp.pointee.valid = false
         stamp.pointee.othersRan = true
-        let (batch, parks) = state.withLock { state -> ([PendingNotification], Bool) in
+        let taken = state.withLock { state -> (batch: [PendingNotification], parks: Bool)? in
+            // A nested pass inside one of this core's handlers: posting now would post inside the handler,
+            // before the rest of its batch. The batch's end asks for a turn for what waits.
+            if state.isPosting {
+                state.missedTurn = true
+                return nil
+            }
             let batch = state.queue.take { turn.admits($0.modes) }
             state.isQueued = !state.queue.isEmpty
             state.isParked = state.isQueued
+            state.isPosting = true
             return (batch, state.isQueued)
         }
+        guard let (batch, parks) = taken else { return nil }
         for pending in batch {
             // A context released (on another thread) while this batch posts stops posting at once.
-            if state.withLock({ $0.isCancelled }) { return nil }
+            if state.withLock({ $0.isCancelled }) { break }
             if let message = pending.message {
                 message.post.post(to: center, subject: message.subject)
             } else {
                 center.post(pending.notification)
             }
         }
-        guard parks else { return nil }
         // Parked for what remains, as it is now that the batch has posted: a handler's enqueue only asked for a
-        // turn (this core counts as parked), which a nested loop in the handler may have used without calling
-        // this core — the modes it waits for must include what that enqueue added.
-        return state.withLock { state in
+        // turn (this core counts as parked), which a nested loop in the handler may have used without this core
+        // posting — the modes it waits for must include what that enqueue added, and a turn must come for it.
+        let (remains, missed) = state.withLock { state -> ([RunLoop.Mode]?, Bool) in
+            let missed = state.missedTurn
+            (state.isPosting, state.missedTurn) = (false, false)
+            guard parks || missed else { return (nil, false) }
             guard !state.isCancelled, !state.queue.isEmpty else {
                 state.isQueued = false
                 state.isParked = false
-                return nil
+                return (nil, false)
             }
-            state.isParked = true
-            return state.queue.modes
+            (state.isQueued, state.isParked) = (true, true)
+            return (state.queue.modes, missed)
         }
+        if missed { scheduler.schedule(nil) }
+        return remains
     }
 
     /// Called when the context is released: drops everything held; nothing more will post.
