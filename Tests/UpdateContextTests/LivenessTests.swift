@@ -69,36 +69,6 @@ final class UpdateLivenessTests: XCTestCase {
 
     // MARK: 4. A context passed by while it delivers
 
-    /// B was listed and then delivered at once (`updateIfNeeded()`), and the turn that took it has not reached it
-    /// when A's updater, earlier in that turn, runs a nested loop: another thread's request for B meanwhile is
-    /// delivered by a pass of the nested loop, not only after A's updater returns (an outside reader found a
-    /// single "listed" mark for both threads lose this).
-    func testAnotherThreadsRequestDuringANestedLoopIsDeliveredByAPassOfThatLoop() {
-        let scheduler = ManualScheduler()
-        let a = ViewUpdatingContext(label: "A", scheduler: scheduler, refreshEvents: [])
-        let b = ViewUpdatingContext(label: "B", scheduler: scheduler, refreshEvents: [])
-        var deliveriesOfB = 0
-        var deliveredInTheNestedLoop = false
-        var insideA = false
-        b.onUpdate { _ in
-            deliveriesOfB += 1
-            if insideA { deliveredInTheNestedLoop = true }
-        }
-        a.onUpdate { _ in
-            insideA = true
-            defer { insideA = false }
-            onAnotherThread { b.setNeedsUpdate() }
-            for _ in 0..<3 { scheduler.turn() }  // the nested loop's passes
-        }
-        a.setNeedsUpdate()  // A first in the turn's list
-        b.setNeedsUpdate()
-        b.updateIfNeeded()  // delivered at once: nothing pending, still listed
-        XCTAssertEqual(deliveriesOfB, 1)
-        scheduler.turn()
-        XCTAssertTrue(deliveredInTheNestedLoop, "B's request waited for A's updater to return")
-        XCTAssertEqual(deliveriesOfB, 2)
-    }
-
     func testAContextPassedByDuringItsDeliveryTakesLaterRequests() throws {
         let scheduler = ManualScheduler()
         let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])

@@ -57,7 +57,7 @@ import Foundation
 /// > the scheduler's thread (``isCurrent`` is true there).
 open class CoalescingScheduler: @unchecked Sendable {
     // @unchecked Sendable: the lists shared between threads are in `queue`, behind a lock; the "turn
-    // asked" mark is an atomic word (`turnWord`). `ownerWaiting`, `turnDepth` and `turnSerial` are touched
+    // asked" mark is an atomic word (`turnWord`). `ownerWaiting`, `running` and `turnSerial` are touched
     // only on the scheduler's own thread (in `runTurn`, which asserts it, and in `scheduleOnOwnerThread`,
     // whose callers have checked `isCurrent`). The shipped subclasses hold only immutable or locked state,
     // or state confined to the scheduler's thread in the same way; a user's subclass must do the same
@@ -109,7 +109,16 @@ open class CoalescingScheduler: @unchecked Sendable {
     /// Counts turns, so that a client registered twice can tell it has already run in this one.
     @exclusivity(unchecked) nonisolated(unsafe) var turnSerial: UInt64 = 0
     /// Nesting depth of `runTurn` on the scheduler's thread (a handler may run a nested loop).
-    @exclusivity(unchecked) nonisolated(unsafe) var turnDepth = 0
+    var turnDepth: Int { running.count }
+    /// The turns under way on the scheduler's thread, outermost first (a handler may run a nested loop): the
+    /// clients each took, and how far it got. A nested common turn takes what they have not reached.
+    @exclusivity(unchecked) nonisolated(unsafe) var running: [RunningTurn] = []
+
+    /// A turn under way: its clients and the next one it calls.
+    struct RunningTurn {
+        var clients: [any TurnClient]
+        var next = 0
+    }
     /// The number of the last batch a turn has begun to serve (0: none).
     @exclusivity(unchecked) nonisolated(unsafe) var servedBatch: UInt64 = 0
 
@@ -232,7 +241,9 @@ open class CoalescingScheduler: @unchecked Sendable {
     ///   - mode: The mode of the turn; `nil` admits work of every mode.
     ///   - file: The caller's file (`#fileID`), named by the message a call off the scheduler's thread stops with.
     ///   - line: The caller's line.
-    /// - Returns: How many clients were called (0 for a turn that found nothing to do).
+    /// A turn inside another (a nested run loop in a handler) in a common mode first calls the clients the
+    /// turns under way have not reached yet; they are not called again when those turns go on.
+    /// - Returns: How many clients this turn called (0 for a turn that found nothing to do).
     ///
     /// > Important: Call it only on the scheduler's thread (``isCurrent``): called elsewhere, it stops the
     /// > program in every build, naming the caller's line. Work that a handler schedules during the turn
@@ -333,7 +344,11 @@ extension CoalescingScheduler {
     ///
     /// A client that answers that work remains (for modes this turn did not admit) is parked: it is
     /// called again at every later turn, but does not by itself ask for one.
-    /// - Returns: How many clients were called.
+    ///
+    /// A turn in a common mode inside another turn (a nested run loop in a handler: a modal wait) first takes
+    /// the clients the turns under way have not reached yet, outermost first, so that they are served by this
+    /// pass instead of when the handler returns, and once: the outer turn does not call them again.
+    /// - Returns: How many clients this turn called.
     @discardableResult
     package final func runTurn(mode: RunLoop.Mode?, isCommonMode: Bool) -> Int {
         // The mark first, then the lists: a client added after the lists were taken finds the mark cleared
@@ -343,9 +358,16 @@ extension CoalescingScheduler {
         joinCurrentThread()
         // Take the owner thread's list by swapping, and give its buffer back afterwards: a large fan-out
         // then reuses one allocation turn after turn instead of growing a new array every cycle. The order:
-        // the owner thread's list, what was parked, what other threads listed.
+        // what the turns under way have not reached, the owner thread's list, what was parked, what other
+        // threads listed.
         var clients: [any TurnClient] = []
-        swap(&clients, &ownerWaiting)
+        if isCommonMode && !running.isEmpty { clients = takeUnreached() }
+        if clients.isEmpty {
+            swap(&clients, &ownerWaiting)
+        } else {
+            clients += ownerWaiting
+            ownerWaiting.removeAll(keepingCapacity: true)
+        }
         queue.withLock { queue in
             clients += queue.parked.map(\.client)
             clients += queue.waiting
@@ -359,26 +381,41 @@ extension CoalescingScheduler {
             if clients.capacity <= 1_024 { swap(&clients, &ownerWaiting) }
             return 0
         }
-        turnDepth += 1
         turnSerial &+= 1
         let began = noteTurn()
         let turn = SchedulerTurn(mode: mode, isCommonMode: isCommonMode, serial: turnSerial)
-        var stillParked: [Parked] = []
+        var called = 0
         let interval = Signposts.begin(.turn, label: label, count: count)
-        for client in clients {
-            if let modes = client.performTurn(turn) { stillParked.append(Parked(client: client, modes: modes)) }
+        running.append(RunningTurn(clients: clients))
+        clients = []  // the running list holds the only reference to the buffer: no copy when a pass takes it
+        let level = running.count - 1
+        while running[level].next < running[level].clients.count {
+            let client = running[level].clients[running[level].next]
+            running[level].next += 1
+            called += 1
+            // Parked at once, not at the end of the turn: a nested pass that begins later in this turn takes it.
+            if let modes = client.performTurn(turn) {
+                queue.withLock { $0.parked.append(Parked(client: client, modes: modes)) }
+            }
         }
+        clients = running.removeLast().clients
         Signposts.end(interval)
-        turnDepth -= 1
         noteTurnEnded(began)
-        if !stillParked.isEmpty {
-            queue.withLock { $0.parked.insert(contentsOf: stillParked, at: 0) }
-        }
         if ownerWaiting.isEmpty {
             clients.removeAll(keepingCapacity: true)
             swap(&clients, &ownerWaiting)
         }
-        return count
+        return called
+    }
+
+    /// The clients the turns under way have not reached yet, outermost turn first, taken from them.
+    private final func takeUnreached() -> [any TurnClient] {
+        var unreached: [any TurnClient] = []
+        for level in running.indices where running[level].next < running[level].clients.count {
+            unreached += running[level].clients[running[level].next...]
+            running[level].next = running[level].clients.count
+        }
+        return unreached
     }
 }
 

@@ -104,11 +104,14 @@ public final class ManualScheduler: CoalescingScheduler, @unchecked Sendable {
 
     /// Runs one turn in `mode`: every context with pending work delivers what that mode admits.
     ///
-    /// Work scheduled during the turn (by handlers) waits for the next one.
-    /// - Returns: How many listings the turn served: each context listed for it, including one whose work was
-    ///   delivered before the turn (by `updateIfNeeded()`, `update()` or a scope's flush) and so delivers nothing
-    ///   now, and twice one that the main thread and another thread both listed in one cycle (it delivers once);
-    ///   0 when nothing was listed. ``isIdle`` says whether a turn would deliver anything.
+    /// Work scheduled during the turn (by handlers) waits for the next one. A turn called inside another (a
+    /// handler's modal wait) in a common mode first serves what the outer turn has not reached yet: that turn
+    /// then does not serve it again.
+    /// - Returns: How many listings the turn served itself: each context listed for it, including one whose work
+    ///   was delivered before the turn (by `updateIfNeeded()`, `update()` or a scope's flush) and so delivers
+    ///   nothing now, and twice one that the main thread and another thread both listed in one cycle (it delivers
+    ///   once); not those a turn inside it served; 0 when nothing was listed. ``isIdle`` says whether a turn
+    ///   would deliver anything.
     /// - Parameters:
     ///   - mode: The mode of the turn.
     ///   - file: The caller's file (`#fileID`): a turn off the scheduler's thread stops the program, in

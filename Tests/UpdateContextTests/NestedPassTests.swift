@@ -1,0 +1,322 @@
+import CoalescingTestSupport
+import Foundation
+import NotificationCoalescing
+import XCTest
+
+@testable import UpdateContext
+
+/// A nested run loop inside an updater or a handler (a modal wait) turns the scheduler while an outer turn is
+/// under way. Its common-mode passes serve what the outer turn has not reached yet, so that nothing requested
+/// meanwhile waits for the outer updater to return; each listing is served once, by one turn, never
+/// recursively; and what a delivery or handler asks for during a pass waits for a later one.
+final class NestedPassTests: XCTestCase {
+    static let privateMode = RunLoop.Mode("nested.private")
+
+    /// B was listed and then delivered at once (`updateIfNeeded()`); the outer turn has taken it but not reached
+    /// it when A's updater runs a nested loop, where a timer (the main thread) requests B again.
+    func testAMainThreadRequestDuringANestedLoopIsDeliveredByAPassOfThatLoop() {
+        let scheduler = ManualScheduler()
+        let a = ViewUpdatingContext(label: "A", scheduler: scheduler, refreshEvents: [])
+        let b = ViewUpdatingContext(label: "B", scheduler: scheduler, refreshEvents: [])
+        var deliveriesOfB = 0
+        var deliveredInTheNestedLoop = false
+        var insideA = false
+        b.onUpdate { _ in
+            deliveriesOfB += 1
+            if insideA { deliveredInTheNestedLoop = true }
+        }
+        a.onUpdate { _ in
+            insideA = true
+            defer { insideA = false }
+            b.setNeedsUpdate()  // a timer firing in the nested loop
+            for _ in 0..<3 { scheduler.turn() }  // the nested loop's passes
+        }
+        a.setNeedsUpdate()  // A first in the turn's list
+        b.setNeedsUpdate()
+        b.updateIfNeeded()  // delivered at once: nothing pending, still listed
+        scheduler.turn()
+        XCTAssertTrue(deliveredInTheNestedLoop, "B's request waited for A's updater to return")
+        XCTAssertEqual(deliveriesOfB, 2)
+        XCTAssertNoThrow(try scheduler.expectIdle())
+    }
+
+    /// B was listed and then delivered at once (`updateIfNeeded()`), and the turn that took it has not reached it
+    /// when A's updater, earlier in that turn, runs a nested loop: another thread's request for B meanwhile is
+    /// delivered by a pass of the nested loop, not only after A's updater returns (an outside reader found a
+    /// single "listed" mark for both threads lose this).
+    func testAnotherThreadsRequestDuringANestedLoopIsDeliveredByAPassOfThatLoop() {
+        let scheduler = ManualScheduler()
+        let a = ViewUpdatingContext(label: "A", scheduler: scheduler, refreshEvents: [])
+        let b = ViewUpdatingContext(label: "B", scheduler: scheduler, refreshEvents: [])
+        var deliveriesOfB = 0
+        var deliveredInTheNestedLoop = false
+        var insideA = false
+        b.onUpdate { _ in
+            deliveriesOfB += 1
+            if insideA { deliveredInTheNestedLoop = true }
+        }
+        a.onUpdate { _ in
+            insideA = true
+            defer { insideA = false }
+            onAnotherThread { b.setNeedsUpdate() }
+            for _ in 0..<3 { scheduler.turn() }  // the nested loop's passes
+        }
+        a.setNeedsUpdate()  // A first in the turn's list
+        b.setNeedsUpdate()
+        b.updateIfNeeded()  // delivered at once: nothing pending, still listed
+        XCTAssertEqual(deliveriesOfB, 1)
+        scheduler.turn()
+        XCTAssertTrue(deliveredInTheNestedLoop, "B's request waited for A's updater to return")
+        XCTAssertEqual(deliveriesOfB, 2)
+    }
+
+    /// What the outer turn had not reached is delivered once, by the nested pass; what B's updater requests
+    /// there, and what A's updater requests after its nested loop, wait for the next turn.
+    func testWhatANestedPassServedIsNotServedAgainByTheOuterTurn() {
+        let scheduler = ManualScheduler()
+        let a = ViewUpdatingContext(label: "A", scheduler: scheduler, refreshEvents: [])
+        let b = ViewUpdatingContext(label: "B", scheduler: scheduler, refreshEvents: [])
+        let c = ViewUpdatingContext(label: "C", scheduler: scheduler, refreshEvents: [])
+        var deliveries: [String] = []
+        var deliveriesOfB = 0
+        b.onUpdate { _ in
+            deliveries.append("B")
+            deliveriesOfB += 1
+            if deliveriesOfB == 1 { b.setNeedsUpdate() }  // re-entrant: a later turn
+        }
+        c.onUpdate { _ in deliveries.append("C") }
+        a.onUpdate { _ in
+            deliveries.append("A")
+            scheduler.turn()  // one nested pass (a modal wait)
+            c.setNeedsUpdate()  // made during the outer turn, after C was served: the next turn
+        }
+        a.setNeedsUpdate()
+        b.setNeedsUpdate()
+        c.setNeedsUpdate()
+        scheduler.turn()
+        XCTAssertEqual(deliveries, ["A", "B", "C"], "served once each, in listing order")
+        deliveries.removeAll()
+        scheduler.turn()
+        XCTAssertEqual(deliveries.sorted(), ["B", "C"])
+        XCTAssertNoThrow(try scheduler.expectIdle())
+    }
+
+    /// A pass in a private mode delivers no view update: what the outer turn had not reached stays the outer
+    /// turn's, delivered once when the updater returns, and nothing stays parked.
+    func testAPrivateModeNestedPassLeavesTheOuterTurnsClientsToIt() throws {
+        let scheduler = ManualScheduler()
+        let a = ViewUpdatingContext(label: "A", scheduler: scheduler, refreshEvents: [])
+        let b = ViewUpdatingContext(label: "B", scheduler: scheduler, refreshEvents: [])
+        var deliveriesOfB = 0
+        var deliveredInsideA = false
+        var insideA = false
+        b.onUpdate { _ in
+            deliveriesOfB += 1
+            if insideA { deliveredInsideA = true }
+        }
+        a.onUpdate { _ in
+            insideA = true
+            defer { insideA = false }
+            for _ in 0..<3 { scheduler.turn(mode: Self.privateMode) }
+        }
+        a.setNeedsUpdate()
+        b.setNeedsUpdate()
+        scheduler.turn()
+        XCTAssertEqual(deliveriesOfB, 1)
+        XCTAssertFalse(deliveredInsideA)
+        _ = try scheduler.runUntilIdle()
+        XCTAssertEqual(deliveriesOfB, 1)
+        XCTAssertFalse(scheduler.hasPendingWork)
+    }
+
+    /// Three levels: A's updater runs a pass that delivers B, whose updater runs one that delivers C (which
+    /// requests A and B again): each once per turn, none recursively, and then idle.
+    func testThreeNestedLevelsDeliverEachOnceAndNeverRecursively() throws {
+        let scheduler = ManualScheduler()
+        let a = ViewUpdatingContext(label: "A", scheduler: scheduler, refreshEvents: [])
+        let b = ViewUpdatingContext(label: "B", scheduler: scheduler, refreshEvents: [])
+        let c = ViewUpdatingContext(label: "C", scheduler: scheduler, refreshEvents: [])
+        var order: [String] = []
+        var active: Set<String> = []
+        var recursive = false
+        func enter(_ name: String) {
+            if !active.insert(name).inserted { recursive = true }
+            order.append(name)
+        }
+        a.onUpdate { _ in
+            enter("A")
+            scheduler.turn()
+            active.remove("A")
+        }
+        b.onUpdate { _ in
+            enter("B")
+            scheduler.turn()
+            active.remove("B")
+        }
+        c.onUpdate { _ in
+            enter("C")
+            if order.count == 3 {
+                a.setNeedsUpdate()
+                b.setNeedsUpdate()
+            }
+            scheduler.turn()
+            active.remove("C")
+        }
+        a.setNeedsUpdate()
+        b.setNeedsUpdate()
+        c.setNeedsUpdate()
+        scheduler.turn()
+        XCTAssertEqual(order, ["A", "B", "C"])
+        _ = try scheduler.runUntilIdle()
+        XCTAssertFalse(recursive)
+        XCTAssertEqual(order.count, 5)
+        XCTAssertEqual(order.dropFirst(3).sorted(), ["A", "B"], "each requested again once: \(order)")
+        XCTAssertNoThrow(try scheduler.expectIdle())
+    }
+
+    /// A context listed by the main thread and by another thread whose updater runs a nested pass: its
+    /// second listing is served without calling the updater recursively, and it delivers once.
+    func testAContextListedTwiceIsNotDeliveredRecursivelyByANestedPass() throws {
+        let scheduler = ManualScheduler()
+        let a = ViewUpdatingContext(label: "A", scheduler: scheduler, refreshEvents: [])
+        var depth = 0
+        var deepest = 0
+        var calls = 0
+        a.onUpdate { _ in
+            depth += 1
+            deepest = max(deepest, depth)
+            calls += 1
+            if calls == 1 { scheduler.turn() }
+            depth -= 1
+        }
+        a.setNeedsUpdate()
+        onAnotherThread { a.setNeedsUpdate() }
+        scheduler.turn()
+        _ = try scheduler.runUntilIdle()
+        XCTAssertEqual(deepest, 1)
+        XCTAssertEqual(calls, 1)
+        XCTAssertNoThrow(try scheduler.expectIdle())
+    }
+
+    /// A context released by an earlier updater before the nested pass reaches it delivers nothing.
+    func testAContextReleasedBeforeTheNestedPassDeliversNothing() throws {
+        let scheduler = ManualScheduler()
+        let a = ViewUpdatingContext(label: "A", scheduler: scheduler, refreshEvents: [])
+        var b: ViewUpdatingContext? = ViewUpdatingContext(label: "B", scheduler: scheduler, refreshEvents: [])
+        var deliveriesOfB = 0
+        b?.onUpdate { _ in deliveriesOfB += 1 }
+        a.onUpdate { _ in
+            b = nil
+            scheduler.turn()
+        }
+        a.setNeedsUpdate()
+        b?.setNeedsUpdate()
+        scheduler.turn()
+        _ = try scheduler.runUntilIdle()
+        XCTAssertEqual(deliveriesOfB, 0)
+        XCTAssertNoThrow(try scheduler.expectIdle())
+    }
+
+    /// Each turn counts the listings it served itself: a nested pass with nothing listed serves none.
+    func testANestedPassWithNothingLeftToServeCountsNone() {
+        let scheduler = ManualScheduler()
+        let a = ViewUpdatingContext(label: "A", scheduler: scheduler, refreshEvents: [])
+        let b = ViewUpdatingContext(label: "B", scheduler: scheduler, refreshEvents: [])
+        var counts: [Int] = []
+        b.onUpdate { _ in }
+        a.onUpdate { _ in
+            counts.append(scheduler.turn())  // serves B
+            counts.append(scheduler.turn())
+            counts.append(scheduler.turn())
+        }
+        a.setNeedsUpdate()
+        b.setNeedsUpdate()
+        let outer = scheduler.turn()
+        XCTAssertEqual(counts, [1, 0, 0])
+        XCTAssertEqual(outer, 1, "the outer turn served A; the nested pass served B")
+    }
+
+    // MARK: Notification queues
+
+    /// A queue parked for a private mode, passed by a nested pass in every update of A: it stays listed once,
+    /// so a turn's cost does not grow with the number of modal waits.
+    func testAParkedQueueStaysListedOnceThroughNestedPasses() {
+        let scheduler = ManualScheduler()
+        let a = ViewUpdatingContext(label: "A", scheduler: scheduler, refreshEvents: [])
+        let q = NotificationCoalescingContext(label: "Q", center: NotificationCenter(), scheduler: scheduler)
+        a.onUpdate { _ in scheduler.turn() }  // a modal wait in every update of A
+        q.enqueue(Notification(name: Notification.Name("y")), forModes: [Self.privateMode])  // parked for good
+        var served: [Int] = []
+        for _ in 0..<12 {
+            a.setNeedsUpdate()
+            served.append(scheduler.turn())
+        }
+        XCTAssertLessThanOrEqual(served.max() ?? 0, 2, "listings served per turn: \(served)")
+        XCTAssertEqual(served.last, 1, "the outer turn serves A; its nested pass serves Q: \(served)")
+    }
+
+    /// What a handler enqueues while its queue posts waits for a later turn, after a nested pass in another
+    /// queue's handler served the queue (parked for a private mode besides).
+    func testAnEnqueueFromAHandlerWaitsForALaterTurnAfterANestedPass() {
+        let scheduler = ManualScheduler()
+        let center = NotificationCenter()
+        let a = NotificationCoalescingContext(label: "A", center: center, scheduler: scheduler)
+        let q = NotificationCoalescingContext(label: "Q", center: center, scheduler: scheduler)
+        var posted: [String] = []
+        a.observe(Notification.Name("a")) { _, _ in
+            posted.append("a")
+            scheduler.turn()  // a nested pass (a modal wait)
+        }
+        q.observe(Notification.Name("x")) { _, _ in posted.append("x") }
+        q.observe(Notification.Name("z")) { _, _ in
+            posted.append("z")
+            q.enqueue(Notification(name: Notification.Name("w")))  // from inside a handler: a later turn
+        }
+        q.observe(Notification.Name("w")) { _, _ in posted.append("w") }
+        a.enqueue(Notification(name: Notification.Name("a")))
+        q.enqueue(Notification(name: Notification.Name("x")))
+        q.enqueue(Notification(name: Notification.Name("y")), forModes: [Self.privateMode])  // keeps Q parked
+        scheduler.turn()
+        XCTAssertEqual(posted, ["a", "x"])
+        posted.removeAll()
+        q.enqueue(Notification(name: Notification.Name("z")))
+        XCTAssertEqual(scheduler.turn(), 1, "Q listed once")
+        XCTAssertEqual(posted, ["z"])
+        posted.removeAll()
+        scheduler.turn()
+        XCTAssertEqual(posted, ["w"])
+    }
+
+    /// A queue whose handler runs a nested pass inside its own posting is not called again inside it: the
+    /// batch posts in order (FIFO), and what the handler enqueued comes after it, in a later turn.
+    func testAQueueIsNotCalledInsideItsOwnPostingByANestedPass() {
+        let scheduler = ManualScheduler()
+        let center = NotificationCenter()
+        let a = NotificationCoalescingContext(label: "A", center: center, scheduler: scheduler)
+        let q = NotificationCoalescingContext(label: "Q", center: center, scheduler: scheduler)
+        var posted: [String] = []
+        var depth = 0
+        var reentered = false
+        a.observe(Notification.Name("a")) { _, _ in scheduler.turn() }
+        q.observe(Notification.Name("n1")) { _, _ in
+            posted.append("n1")
+            depth += 1
+            defer { depth -= 1 }
+            q.enqueue(Notification(name: Notification.Name("m")))  // from inside a handler: a later turn
+            scheduler.turn()  // a nested pass inside Q's handler
+        }
+        q.observe(Notification.Name("n2")) { _, _ in posted.append("n2") }
+        q.observe(Notification.Name("m")) { _, _ in
+            posted.append("m")
+            if depth > 0 { reentered = true }
+        }
+        a.enqueue(Notification(name: Notification.Name("a")))
+        q.enqueue(Notification(name: Notification.Name("y")), forModes: [Self.privateMode])
+        scheduler.turn()
+        q.enqueue(Notification(name: Notification.Name("n1")))
+        q.enqueue(Notification(name: Notification.Name("n2")))
+        scheduler.turn()
+        XCTAssertFalse(reentered, "Q posted m inside n1's handler: \(posted)")
+        XCTAssertEqual(Array(posted.prefix(2)), ["n1", "n2"])
+    }
+}
