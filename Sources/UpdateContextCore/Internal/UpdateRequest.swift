@@ -11,6 +11,14 @@ enum UpdateRequest: Equatable, Sendable {
 }
 
 extension UpdateRequest {
+    /// `update()` (or `update(transaction:)`): delivered at once.
+    var isUpdate: Bool {
+        switch self {
+        case .update, .transaction(_, update: true): true
+        case .setNeedsUpdate, .transaction: false
+        }
+    }
+
     /// `animated: true` without a transaction: the delivery's animation becomes the default one.
     var isAnimatedWithoutTransaction: Bool {
         self == .setNeedsUpdate(true) || self == .update(true)

@@ -95,40 +95,29 @@ extension UpdateStorage {
             return
         }
         drainInboxIfNeeded()
-        apply(transaction, update: update, note: site.map { RequestNote($0) })
+        let flag = transaction.isAnimated
+        apply(update ? .update(flag) : .setNeedsUpdate(flag), carrying: transaction, note: site.map { RequestNote($0) })
     }
 
-    /// A request with `transaction` (claimed), on the main thread: the rules see "has an animation" as its
-    /// flag, and the ledger partitions the payload as the rules partition the requests. `note`: what diagnostics
-    /// count of it (see ``perform(_:note:)``).
-    func apply(_ transaction: UpdateTransaction, update: Bool, note: RequestNote?) {
-        if isCancelled {
-            drop(transaction, .contextReleased)
-            return
+    /// What a request keeps beside the rules: its `transaction`, merged into the pending one; an animated one
+    /// without a transaction makes the pending transaction's animation the default one (the last animated
+    /// request's). `false` when the context is gone (the transaction was told so).
+    @discardableResult
+    func keep(_ transaction: UpdateTransaction?, for request: UpdateRequest) -> Bool {
+        if let transaction { return keepPending(transaction) }
+        if request.isAnimatedWithoutTransaction && hasPendingTransaction {
+            let ledger = self.ledger
+            ledger.repeatAnimation = nil
+            withShared { _ in ledger.pending?.animation = nil }
         }
-        let flag = transaction.isAnimated
-        let action =
-            update
-            ? machine.update(flag, defaultAnimated: animated)
-            : machine.setNeedsUpdate(flag)
-        switch action {
-        case .deferToInbox:
-            // Updaters are running: a later cycle, with the transaction.
-            if !postFromDelivery(.transaction(TransactionBox(transaction), update: update), note: note) {
-                drop(transaction, .contextReleased)
-            }
-        case .deliverNow(let delivery, _) where delivery.isEarlyFlush:
-            // The flush shows what was pending before this request; this one's payload waits for the next
-            // (or is dropped, when an updater of the flush released the context).
-            perform(action, note: note)
-            keepPending(transaction)
-        default:
-            guard keepPending(transaction) else { return }
-            perform(action, note: note)
-            // The fast path's key now says what the pending transaction's animation is, or nothing.
-            let repeats = !update && transaction.isPlain && hasPendingTransaction && machine.isNoOp(true)
-            ledger.repeatAnimation = repeats ? transaction.animation : nil
-        }
+        return true
+    }
+
+    /// After a request with `transaction` was carried out: the fast path's key says what the pending
+    /// transaction's animation is, when a repeat of it would change nothing, or nothing.
+    func noteRepeat(of transaction: UpdateTransaction, for request: UpdateRequest) {
+        let repeats = !request.isUpdate && transaction.isPlain && hasPendingTransaction && machine.isNoOp(true)
+        ledger.repeatAnimation = repeats ? transaction.animation : nil
     }
 
     /// Puts a request with `transaction` in the inbox; a context already gone tells its completions.

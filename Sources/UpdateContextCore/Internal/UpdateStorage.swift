@@ -172,7 +172,7 @@ package final class UpdateStorage: TurnClient, @unchecked Sendable {
             return
         }
         drainInboxIfNeeded()
-        perform(machine.setNeedsUpdate(flag), forPlainRequest: flag, note: RequestNote(site))
+        apply(.setNeedsUpdate(flag), note: RequestNote(site))
     }
 
     /// A change that a request with `flag` will follow is about to land: on the scheduler's thread, when
@@ -309,18 +309,28 @@ extension UpdateStorage {
         }
     }
 
-    /// Carries out `action`, the machine's answer to a request with `flag` and no transaction. An animated
-    /// one makes a pending transaction's animation the default one (the last animated request's), unless
-    /// `action` is the early flush, which has taken that transaction away.
-    @inline(__always)
-    func perform(_ action: UpdateStateMachine.Action, forPlainRequest flag: Bool?, note: RequestNote? = nil) {
-        if flag == true && hasPendingTransaction && !action.isEarlyFlush {
-            // The last animated request's animation is the context's default one.
-            let ledger = self.ledger
-            ledger.repeatAnimation = nil
-            withShared { _ in ledger.pending?.animation = nil }
+    /// Applies one request on the main thread, however it was made (`setNeedsUpdate`, `update()`, a refresh,
+    /// from the inbox), plain or carrying `transaction` (claimed, its flag in `request`): the machine answers,
+    /// the storage keeps what the request carries beside the rules (``keep(_:for:)``) and carries the answer
+    /// out. The payload is partitioned as the rules partition the requests: the rules' early flush shows what
+    /// was pending before this request, so the payload is kept after it; any other delivery shows this
+    /// request, so it is kept before.
+    func apply(_ request: UpdateRequest, carrying transaction: UpdateTransaction? = nil, note: RequestNote?) {
+        let action = isCancelled ? .none : machine.apply(request, defaultAnimated: animated)
+        if case .deferToInbox = action, let transaction {
+            // Updaters are running: a later cycle, with the transaction.
+            let deferred = UpdateRequest.transaction(TransactionBox(transaction), update: request.isUpdate)
+            if !postFromDelivery(deferred, note: note) { drop(transaction, .contextReleased) }
+        } else if action.isEarlyFlush {
+            // Kept after the flush (or dropped, when an updater of the flush released the context).
+            perform(action, note: note)
+            keep(transaction, for: request)
+        } else if keep(transaction, for: request) {
+            perform(action, note: note)
+            if let transaction { noteRepeat(of: transaction, for: request) }
+        } else {
+            perform(.none)  // gone: the machine learns it
         }
-        perform(action, note: note)
     }
 
     /// A request made while updaters run: it waits in the inbox for a later cycle (counted there, when
@@ -374,11 +384,10 @@ extension UpdateStorage {
         }
         for entry in entries {
             if case .transaction(let box, let update) = entry.request {
-                apply(box.transaction, update: update, note: entry.note)
+                let flag = box.transaction.isAnimated
+                apply(update ? .update(flag) : .setNeedsUpdate(flag), carrying: box.transaction, note: entry.note)
             } else {
-                perform(
-                    machine.apply(entry.request, defaultAnimated: animated),
-                    forPlainRequest: entry.request.isAnimatedWithoutTransaction ? true : nil, note: entry.note)
+                apply(entry.request, note: entry.note)
             }
         }
         publishScheduled()
@@ -437,9 +446,7 @@ extension UpdateStorage {
             return
         }
         drainInboxIfNeeded()
-        perform(
-            machine.update(flag, defaultAnimated: animated), forPlainRequest: flag,
-            note: RequestNote(RequestSite(file: file, line: line)))
+        apply(.update(flag), note: RequestNote(RequestSite(file: file, line: line)))
     }
 
     /// `update(transaction:)`, and `update()` inside a scope. Off the main thread — a mistake — it reports
@@ -475,7 +482,7 @@ extension UpdateStorage {
                 return
             }
             drainInboxIfNeeded()
-            perform(machine.update(nil, defaultAnimated: animated))
+            apply(.update(nil), note: nil)
         }
     }
 
