@@ -2,8 +2,9 @@ import CCoalescingSupport
 import CoalescingRuntime
 import Foundation
 
-// Requests that carry a transaction, and the transaction of each delivery: the Bool path, with a payload
-// kept beside the rules (`TransactionLedger`) only once a context has seen a transaction.
+// What requests with a transaction keep beside the rules, and the transaction of each delivery: a payload
+// (`TransactionLedger`) that a context has only once it has seen a transaction. The requests themselves are
+// applied with the others (`UpdateStorage.swift`).
 extension UpdateStorage {
     /// Whether the ledger holds a pending transaction (main thread).
     var hasPendingTransaction: Bool { machine.hasPendingTransaction }
@@ -52,53 +53,6 @@ extension UpdateStorage {
         }
     }
 
-    /// `setNeedsUpdate(transaction:)` (or `update(transaction:)` when `update`). Any thread: off the main
-    /// thread it waits in the inbox with its transaction, applied in arrival order.
-    ///
-    /// `site` is where the request was made, noted for diagnostics here (`nil`: the caller noted it).
-    @inline(__always)
-    package func request(_ transaction: UpdateTransaction, update: Bool, site: RequestSite?) {
-        if !update && isRepeatedPlainTransaction(transaction) { return }
-        requestSlowly(transaction, update: update, site: site)
-    }
-
-    /// ``request(_:update:site:)`` from a call in the user's code: it joins the current scope, and its site is
-    /// made only on the slow path.
-    @inline(__always)
-    package func request(_ transaction: UpdateTransaction, file: StaticString, line: UInt) {
-        if isRepeatedPlainTransaction(transaction) { return }
-        requestSlowly(transaction.joiningCurrentScope(), update: false, site: RequestSite(file: file, line: line))
-    }
-
-    /// The fast path: the same plain transaction again on a dirty context changes nothing (counted while
-    /// recording, like a plain request; one made inside a delivery takes the slow path, which looks at it).
-    /// Not inside a scope: the request joins the scope's completions there.
-    @inline(__always)
-    func isRepeatedPlainTransaction(_ transaction: UpdateTransaction) -> Bool {
-        if isOnSchedulerThread, hasPendingTransaction, transaction.isPlain, !cvu_transaction_scopes_active(),
-            !inboxHasRequests, machine.isNoOp(true),
-            let animation = transaction.animation, machine.ledger?.repeatAnimation == animation
-        {
-            machine.absorbed &+= 1  // what the delivery absorbs (signposts, recording)
-            return true
-        }
-        return false
-    }
-
-    /// The thread is decided once here. `transaction` is claimed (``UpdateTransaction/claimingCompletions()``):
-    /// from here on, every path either keeps it pending, hands it to a delivery, or tells it why it was dropped.
-    @inline(never)
-    func requestSlowly(_ transaction: UpdateTransaction, update: Bool, site: RequestSite?) {
-        let transaction = transaction.claimingCompletions()
-        guard isOnSchedulerThread else {
-            postToInbox(transaction, update: update, note: site.map { RequestNote($0).carried() })
-            return
-        }
-        drainInboxIfNeeded()
-        let flag = transaction.isAnimated
-        apply(update ? .update(flag) : .setNeedsUpdate(flag), carrying: transaction, note: site.map { RequestNote($0) })
-    }
-
     /// What a request keeps beside the rules: its `transaction`, merged into the pending one; an animated one
     /// without a transaction makes the pending transaction's animation the default one (the last animated
     /// request's). `false` when the context is gone (the transaction was told so).
@@ -118,13 +72,6 @@ extension UpdateStorage {
     func noteRepeat(of transaction: UpdateTransaction, for request: UpdateRequest) {
         let repeats = !request.isUpdate && transaction.isPlain && hasPendingTransaction && machine.isNoOp(true)
         ledger.repeatAnimation = repeats ? transaction.animation : nil
-    }
-
-    /// Puts a request with `transaction` in the inbox; a context already gone tells its completions.
-    private func postToInbox(_ transaction: UpdateTransaction, update: Bool, note: RequestNote?) {
-        if !post(.transaction(TransactionBox(transaction), update: update), note: note) {
-            drop(transaction, .contextReleased)
-        }
     }
 
     /// Merges `transaction` into the pending one; when the context is gone (released

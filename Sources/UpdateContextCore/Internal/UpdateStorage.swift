@@ -12,8 +12,8 @@ import Foundation
 /// behind a lock, with one-byte atomic flags (`flags`) so that the main thread takes the
 /// lock only when there is something to take.
 ///
-/// The path of a request: ``setNeedsUpdate(_:)`` → (main thread) the machine's `setNeedsUpdate` →
-/// `.askForTurn` → `scheduleOnOwnerThread` → at the end of the cycle the scheduler calls
+/// The path of a request: ``setNeedsUpdate(_:)`` → (main thread) ``apply(_:carrying:note:)`` → the machine's
+/// `apply` → `.askForTurn` → ``perform(_:note:)`` → `scheduleOnOwnerThread` → at the end of the cycle the scheduler calls
 /// ``performTurn(_:)`` → `turnBegan`, the inbox applied, `turnEnded` → ``deliver(_:)`` → each updater.
 /// From another thread: ``post(_:)`` puts it in the inbox and registers for the next turn (one wake-up),
 /// where it is applied and delivered in that same turn.
@@ -173,6 +173,62 @@ package final class UpdateStorage: TurnClient, @unchecked Sendable {
         }
         drainInboxIfNeeded()
         apply(.setNeedsUpdate(flag), note: RequestNote(site))
+    }
+
+    // MARK: Requests with a transaction
+
+    /// `setNeedsUpdate(transaction:)` (or `update(transaction:)` when `update`). Any thread: off the main
+    /// thread it waits in the inbox with its transaction, applied in arrival order.
+    ///
+    /// `site` is where the request was made, noted for diagnostics here (`nil`: the caller noted it).
+    @inline(__always)
+    package func request(_ transaction: UpdateTransaction, update: Bool, site: RequestSite?) {
+        if !update && isRepeatedPlainTransaction(transaction) { return }
+        requestSlowly(transaction, update: update, site: site)
+    }
+
+    /// ``request(_:update:site:)`` from a call in the user's code: it joins the current scope, and its site is
+    /// made only on the slow path.
+    @inline(__always)
+    package func request(_ transaction: UpdateTransaction, file: StaticString, line: UInt) {
+        if isRepeatedPlainTransaction(transaction) { return }
+        requestSlowly(transaction.joiningCurrentScope(), update: false, site: RequestSite(file: file, line: line))
+    }
+
+    /// The fast path: the same plain transaction again on a dirty context changes nothing (counted while
+    /// recording, like a plain request; one made inside a delivery takes the slow path, which looks at it).
+    /// Not inside a scope: the request joins the scope's completions there.
+    @inline(__always)
+    func isRepeatedPlainTransaction(_ transaction: UpdateTransaction) -> Bool {
+        if isOnSchedulerThread, hasPendingTransaction, transaction.isPlain, !cvu_transaction_scopes_active(),
+            !inboxHasRequests, machine.isNoOp(true),
+            let animation = transaction.animation, machine.ledger?.repeatAnimation == animation
+        {
+            machine.absorbed &+= 1  // what the delivery absorbs (signposts, recording)
+            return true
+        }
+        return false
+    }
+
+    /// The thread is decided once here. `transaction` is claimed (``UpdateTransaction/claimingCompletions()``):
+    /// from here on, every path either keeps it pending, hands it to a delivery, or tells it why it was dropped.
+    @inline(never)
+    func requestSlowly(_ transaction: UpdateTransaction, update: Bool, site: RequestSite?) {
+        let transaction = transaction.claimingCompletions()
+        guard isOnSchedulerThread else {
+            postToInbox(transaction, update: update, note: site.map { RequestNote($0).carried() })
+            return
+        }
+        drainInboxIfNeeded()
+        let flag = transaction.isAnimated
+        apply(update ? .update(flag) : .setNeedsUpdate(flag), carrying: transaction, note: site.map { RequestNote($0) })
+    }
+
+    /// Puts a request with `transaction` in the inbox; a context already gone tells its completions.
+    private func postToInbox(_ transaction: UpdateTransaction, update: Bool, note: RequestNote?) {
+        if !post(.transaction(TransactionBox(transaction), update: update), note: note) {
+            drop(transaction, .contextReleased)
+        }
     }
 
     /// A change that a request with `flag` will follow is about to land: on the scheduler's thread, when
