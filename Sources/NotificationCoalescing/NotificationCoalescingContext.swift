@@ -117,8 +117,8 @@ public final class NotificationCoalescingContext: Sendable {
     ///
     /// > Important: `.asap` and `.whenIdle` are safe from any thread and from inside a handler (the
     /// > notification posts on a later turn, never re-entrantly: a nested run loop inside one of this context's
-    /// > handlers does not post it before the rest of the batch). `.now` must be called on the scheduler's
-    /// > thread: that is where handlers run.
+    /// > handlers does not post it before the rest of the batch, so a handler that waits there for it waits
+    /// > until it returns). `.now` must be called on the scheduler's thread: that is where handlers run.
     public func enqueue(
         _ notification: Notification,
         postingStyle: NotificationQueue.PostingStyle = .asap,

@@ -146,6 +146,35 @@ final class LivenessTests: XCTestCase {
         XCTAssertNoThrow(try scheduler.expectIdle())
     }
 
+    /// A scheduler that turns only when asked (a user's scheduler without a guard before sleeping): a handler
+    /// of a context parked for another mode enqueues, then a nested turn uses up the turn that enqueue asked
+    /// for without calling the context (it is posting). The batch's end asks again.
+    func testAHandlersEnqueueIsAskedForAgainWhenANestedTurnUsedUpItsTurn() {
+        final class AskedScheduler: CoalescingScheduler, @unchecked Sendable {
+            // @unchecked Sendable: `asks` is read and written on the test's thread only.
+            var asks = 0
+            override func requestTurn(insideTurn: Bool) { asks += 1 }
+        }
+        let scheduler = AskedScheduler()
+        let context = NotificationCoalescingContext(scheduler: scheduler)
+        var order: [String] = []
+        var asksAfterTheNestedTurn = 0
+        context.observe(.a) { _, _ in
+            order.append("a")
+            context.enqueue(Notification(name: .c))  // asks for a turn…
+            scheduler.runTurn(mode: .default)  // …which a nested turn uses up
+            asksAfterTheNestedTurn = scheduler.asks
+        }
+        context.observe(.c) { _, _ in order.append("c") }
+        context.enqueue(Notification(name: .b), forModes: [RunLoop.Mode("test.liveness.elsewhere")])  // parks it
+        context.enqueue(Notification(name: .a))
+        scheduler.runTurn(mode: .default)
+        XCTAssertEqual(order, ["a"])
+        XCTAssertGreaterThan(scheduler.asks, asksAfterTheNestedTurn, "nothing asked for the turn that posts c")
+        scheduler.runTurn(mode: .default)
+        XCTAssertEqual(order, ["a", "c"])
+    }
+
     // MARK: 5, 6. The frame-paced clock
 
     func testTheFramePacedClockKeepsTickingWhileWorkWaitsForAnotherMode() {

@@ -168,19 +168,21 @@ final class CoalescingCore: TurnClient, Sendable {
         // Parked for what remains, as it is now that the batch has posted: a handler's enqueue only asked for a
         // turn (this core counts as parked), which a nested loop in the handler may have used without this core
         // posting — the modes it waits for must include what that enqueue added, and a turn must come for it.
-        let (remains, missed) = state.withLock { state -> ([RunLoop.Mode]?, Bool) in
-            let missed = state.missedTurn
+        let (remains, asks) = state.withLock { state -> ([RunLoop.Mode]?, Bool) in
+            // A call missed while posting, or a handler's enqueue that only asked for a turn (the core counted as
+            // parked): a nested loop in the handler may have used that turn up. Ask again (one wake-up if not).
+            let asks = state.missedTurn || (parks && !state.isParked)
             (state.isPosting, state.missedTurn) = (false, false)
-            guard parks || missed else { return (nil, false) }
+            guard parks || asks else { return (nil, false) }
             guard !state.isCancelled, !state.queue.isEmpty else {
                 state.isQueued = false
                 state.isParked = false
                 return (nil, false)
             }
             (state.isQueued, state.isParked) = (true, true)
-            return (state.queue.modes, missed)
+            return (state.queue.modes, asks)
         }
-        if missed { scheduler.schedule(nil) }
+        if asks { scheduler.schedule(nil) }
         return remains
     }
 
