@@ -236,6 +236,67 @@ final class NestedPassTests: XCTestCase {
         XCTAssertEqual(outer, 1, "the outer turn served A; the nested pass served B")
     }
 
+    /// A context listed by the main thread and by another thread whose updater runs a nested pass: the pass
+    /// finds it delivering (its second listing) and leaves it; with nothing left to deliver after its updater,
+    /// no turn is asked for.
+    func testAContextPassedByWhileDeliveringAsksForNoTurnWhenNothingIsLeft() throws {
+        let scheduler = ManualScheduler()
+        let a = ViewUpdatingContext(label: "A", scheduler: scheduler, refreshEvents: [])
+        var deliveries = 0
+        a.onUpdate { _ in
+            deliveries += 1
+            scheduler.turn()
+        }
+        a.setNeedsUpdate()
+        onAnotherThread { a.setNeedsUpdate(animated: false) }
+        scheduler.turn()
+        XCTAssertEqual(deliveries, 1)
+        XCTAssertTrue(scheduler.isIdle)
+        XCTAssertFalse(scheduler.hasPendingWork, "a turn was asked for nothing")
+        XCTAssertEqual(try scheduler.runUntilIdle(), 0)
+    }
+
+    /// Inside an updater, what the turn under way has not reached is work a turn would do: `isIdle` says so,
+    /// and `runUntilIdle()` (a modal wait in a test) serves it.
+    func testTheOuterTurnsUnreachedWorkIsWorkForANestedRunUntilIdle() throws {
+        let scheduler = ManualScheduler()
+        let a = ViewUpdatingContext(label: "A", scheduler: scheduler, refreshEvents: [])
+        let b = ViewUpdatingContext(label: "B", scheduler: scheduler, refreshEvents: [])
+        var deliveredB = false
+        var idleInsideA: Bool?
+        var turnsInsideA: Int?
+        var deliveredBInsideA = false
+        b.onUpdate { _ in deliveredB = true }
+        a.onUpdate { _ in
+            idleInsideA = scheduler.isIdle
+            turnsInsideA = try? scheduler.runUntilIdle()
+            deliveredBInsideA = deliveredB
+        }
+        a.setNeedsUpdate()
+        b.setNeedsUpdate()
+        scheduler.turn()
+        XCTAssertEqual(idleInsideA, false)
+        XCTAssertEqual(turnsInsideA, 1)
+        XCTAssertTrue(deliveredBInsideA)
+        XCTAssertNoThrow(try scheduler.expectIdle())
+    }
+
+    /// An animating scope entered in A's updater flushes B, which the turn under way has not reached: B's
+    /// earlier non-animated change is shown without animation before the scope's change animates.
+    func testAScopeInAnUpdaterFlushesWhatTheTurnUnderWayHasNotReached() throws {
+        let scheduler = ManualScheduler()
+        let a = ViewUpdatingContext(label: "A", scheduler: scheduler, refreshEvents: [])
+        let b = ViewUpdatingContext(label: "B", scheduler: scheduler, refreshEvents: [])
+        var flagsOfB: [Bool] = []
+        b.onUpdate { flagsOfB.append($0) }
+        a.onUpdate { _ in withUpdateAnimation { b.setNeedsUpdate() } }
+        a.setNeedsUpdate()
+        b.setNeedsUpdate()  // not animated, pending before the scope
+        scheduler.turn()
+        _ = try scheduler.runUntilIdle()
+        XCTAssertEqual(flagsOfB, [false, true])
+    }
+
     // MARK: Notification queues
 
     /// A queue parked for a private mode, passed by a nested pass in every update of A: it stays listed once,

@@ -50,7 +50,7 @@ final class UpdateStateMachineTests: XCTestCase {
         XCTAssertEqual(machine.setNeedsUpdate(true), .deferToInbox(.setNeedsUpdate(true)))
         XCTAssertEqual(machine.update(false, defaultAnimated: false), .deferToInbox(.update(false)))
         XCTAssertEqual(machine.turnBegan(serial: 3), .missed, "a nested run loop inside an updater")
-        XCTAssertTrue(machine.deliveryEnded(), "passed by: it must register again")
+        XCTAssertTrue(machine.deliveryEnded(inboxHasRequests: true), "passed by: it must register again")
         XCTAssertTrue(machine.isTurnAsked)
         XCTAssertEqual(machine.turnBegan(serial: 4), .run)
         XCTAssertNil(machine.turnEnded(defaultAnimated: false))
@@ -64,8 +64,18 @@ final class UpdateStateMachineTests: XCTestCase {
         }
         machine.deliveryBegan(delivery)
         XCTAssertEqual(machine.turnBegan(serial: 2), .missed, "an updater ran a nested loop")
-        XCTAssertTrue(machine.deliveryEnded(), "registers again: what updaters posted waits for the next turn")
+        XCTAssertTrue(
+            machine.deliveryEnded(inboxHasRequests: true),
+            "registers again: what updaters posted waits for the next turn")
         XCTAssertNil(machine.turnEnded(defaultAnimated: false))
+    }
+
+    func testAContextPassedByWithNothingLeftAsksForNoTurn() {
+        var machine = UpdateStateMachine()
+        machine.deliveryBegan(n)
+        XCTAssertEqual(machine.turnBegan(serial: 1), .missed)
+        XCTAssertFalse(machine.deliveryEnded(inboxHasRequests: false), "nothing pending, nothing in the inbox")
+        XCTAssertEqual(machine.setNeedsUpdate(nil), .askForTurn, "a later request lists it")
     }
 
     func testInsideATurnTheInboxNeedsNoTurnOfItsOwn() {
@@ -106,7 +116,7 @@ final class UpdateStateMachineTests: XCTestCase {
         machine.deliveryBegan(flush)  // the early flush's updater suspends and resumes
         machine.suspend()
         XCTAssertEqual(machine.resume(defaultAnimated: false), .none, "listed already; not delivered recursively")
-        XCTAssertFalse(machine.deliveryEnded())
+        XCTAssertFalse(machine.deliveryEnded(inboxHasRequests: false))
         XCTAssertEqual(machine.turnBegan(serial: 1), .run)
         XCTAssertEqual(machine.turnEnded(defaultAnimated: false), Delivery(animated: true, isForced: false))
     }

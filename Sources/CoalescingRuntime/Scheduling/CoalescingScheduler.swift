@@ -118,6 +118,8 @@ open class CoalescingScheduler: @unchecked Sendable {
     struct RunningTurn {
         var clients: [any TurnClient]
         var next = 0
+        var hasUnreached: Bool { next < clients.count }
+        var unreached: ArraySlice<any TurnClient> { clients[next...] }
     }
     /// The number of the last batch a turn has begun to serve (0: none).
     @exclusivity(unchecked) nonisolated(unsafe) var servedBatch: UInt64 = 0
@@ -307,17 +309,20 @@ extension CoalescingScheduler {
         currentMode.map { !isCommon($0) } ?? false
     }
 
-    /// Whether clients may be waiting for a turn (the next one, or parked for a mode). On the scheduler's
-    /// thread only.
+    /// Whether clients may be waiting for a turn (the next one, parked for a mode, or not reached yet by a turn
+    /// under way). On the scheduler's thread only.
     package final var mayHaveWaitingClients: Bool {
-        !ownerWaiting.isEmpty || cvu_word_load_relaxed(turnWord) & 1 != 0 || queue.withLock { !$0.parked.isEmpty }
+        !ownerWaiting.isEmpty || cvu_word_load_relaxed(turnWord) & 1 != 0 || running.contains(where: \.hasUnreached)
+            || queue.withLock { !$0.parked.isEmpty }
     }
 
-    /// The clients waiting for a turn — for the next one, and those parked for another mode — each retained in
-    /// the result (not those a turn under way is calling): for work that must act on everything pending before
-    /// the turn (an animated scope's flush). On the scheduler's thread only.
+    /// The clients waiting for a turn — not reached yet by the turns under way, for the next one, and those
+    /// parked for another mode — each retained in the result (not the one a turn is calling): for work that must
+    /// act on everything pending before the turn (an animated scope's flush, ``ManualScheduler/isIdle``). On the
+    /// scheduler's thread only.
     package final func waitingClients() -> [any TurnClient] {
-        var clients = ownerWaiting
+        var clients = running.flatMap(\.unreached)
+        clients += ownerWaiting
         queue.withLock { queue in
             clients += queue.waiting
             clients += queue.parked.map(\.client)
@@ -411,8 +416,8 @@ extension CoalescingScheduler {
     /// The clients the turns under way have not reached yet, outermost turn first, taken from them.
     private final func takeUnreached() -> [any TurnClient] {
         var unreached: [any TurnClient] = []
-        for level in running.indices where running[level].next < running[level].clients.count {
-            unreached += running[level].clients[running[level].next...]
+        for level in running.indices where running[level].hasUnreached {
+            unreached += running[level].unreached
             running[level].next = running[level].clients.count
         }
         return unreached
@@ -474,18 +479,28 @@ extension CoalescingScheduler {
     ///
     /// Read it on the scheduler's thread for an exact answer (work scheduled there is not locked).
     public final var hasPendingWork: Bool {
-        queue.withLock { !$0.waiting.isEmpty || !$0.parked.isEmpty } || (isCurrent && !ownerWaiting.isEmpty)
+        queue.withLock { !$0.waiting.isEmpty || !$0.parked.isEmpty }
+            || (isCurrent && (!ownerWaiting.isEmpty || running.contains(where: \.hasUnreached)))
     }
 
-    /// Whether a turn in `mode` would find work to do: a turn has been asked for, or work parked for
-    /// another mode is admitted by `mode` (`nil` admits every mode).
+    /// Whether a turn in `mode` would find work to do: a turn has been asked for, work parked for another mode
+    /// is admitted by `mode` (`nil` admits every mode), or — asked inside a turn on the scheduler's thread, in a
+    /// common mode — a client that the turns under way have not reached yet has work (a turn inside them
+    /// serves it).
     ///
     /// The liveness rule of every scheduler: the scheduler's thread must not go to sleep while this is
     /// true for the mode it runs in. A ``RunLoopScheduler`` checks it after the last observer of each
     /// pass; a ``ManualScheduler``'s ``ManualScheduler/runUntilIdle(mode:maxTurns:file:line:)`` turns until it is
     /// false. Any thread; exact on the scheduler's thread.
     public final func hasWork(admittedBy mode: RunLoop.Mode?) -> Bool {
-        hasRequestedTurn || hasParkedWork(admittedBy: mode)
+        hasRequestedTurn || hasParkedWork(admittedBy: mode) || hasUnreachedWork(admittedBy: mode)
+    }
+
+    /// Whether a turn in `mode`, begun now inside the turns under way, would find work among the clients they
+    /// have not reached (it takes them only in a common mode).
+    private final func hasUnreachedWork(admittedBy mode: RunLoop.Mode?) -> Bool {
+        guard isCurrent, mode.map(isCommon) ?? true else { return false }
+        return running.contains { $0.unreached.contains { $0.hasWorkForTurn } }
     }
 
     /// Whether work parked for other modes is admitted by `mode`.

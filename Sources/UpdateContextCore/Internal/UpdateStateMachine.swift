@@ -55,7 +55,7 @@ package struct UpdateStateMachine {
         /// Already ran in this turn (the context was listed twice), or gone: do nothing.
         case skip
         /// Updaters are running (a nested run loop inside one turned the scheduler): the turn passes this
-        /// context by. It is no longer registered anywhere; ``deliveryEnded()`` registers it again, so what
+        /// context by. It is no longer registered anywhere; ``deliveryEnded(inboxHasRequests:)`` registers it again, so what
         /// is pending is delivered in the next cycle after the updater returns.
         case missed
         /// Drain the inbox (its requests are applied inside the turn), then call ``turnEnded(defaultAnimated:)``.
@@ -259,8 +259,9 @@ package struct UpdateStateMachine {
     }
 
     /// The updaters have returned. Returns `true` when the caller must register for a turn again: a turn
-    /// passed this context by meanwhile, and it is registered nowhere now.
-    mutating func deliveryEnded() -> Bool {
+    /// passed this context by meanwhile, it is registered nowhere now, and a turn would find work
+    /// (`inboxHasRequests`: what the updaters asked for waits there).
+    mutating func deliveryEnded(inboxHasRequests: Bool) -> Bool {
         precondition(delivering != nil, "UpdateStateMachine: deliveryEnded with no delivery under way (state: \(self))")
         delivering = nil
         guard missedTurn else { return false }
@@ -268,6 +269,7 @@ package struct UpdateStateMachine {
         // Even inside a turn that is applying the inbox: what the updaters posted meanwhile came after
         // the part of the inbox that turn applies.
         if isCancelled || isTurnAsked { return false }
+        guard inboxHasRequests || pending.isScheduled && !isSuspended else { return false }
         isTurnAsked = true
         return true
     }

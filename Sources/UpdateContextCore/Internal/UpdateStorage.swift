@@ -707,7 +707,7 @@ extension UpdateStorage {
         // may have run a turn that passed this storage by: register again, or what is pending would wait for
         // an unrelated turn. Not when the context went inside an updater: the scheduler may have gone with it.
         noteDeliveryEnded()
-        if machine.deliveryEnded() && !isCancelled {
+        if machine.deliveryEnded(inboxHasRequests: inboxHasRequests) && !isCancelled {
             withScheduler { $0.scheduleOnOwnerThread(self) }
         }
     }
