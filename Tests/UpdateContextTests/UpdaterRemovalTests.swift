@@ -209,10 +209,11 @@ final class UpdaterRemovalTests: XCTestCase {
     }
 }
 
-/// How much an idle context costs: one public face and one storage allocation (state machine, inbox,
-/// first updater, flags), with no lock of its own.
+/// How much an idle context costs: one public face, one storage allocation (state machine, inbox, first
+/// updater) and its four flag bytes' own, with no lock of its own — within 0.4.0's target (CONTRACT.md: "an
+/// idle context ≤ 300 B"), the same as `coalesce-bench`'s.
 final class ContextDensityTests: XCTestCase {
-    func testAnIdleContextWithOneUpdaterTakesAtMost256Bytes() {
+    func testAnIdleContextWithOneUpdaterTakesAtMost300Bytes() {
         let count = 10_000
         var contexts: [ViewUpdatingContext] = []
         contexts.reserveCapacity(count)
@@ -223,7 +224,7 @@ final class ContextDensityTests: XCTestCase {
             contexts.append(context)
         }
         let perContext = (malloc_stats_bytes_in_use() - before) / count
-        XCTAssertLessThanOrEqual(perContext, 256, "bytes per idle context with one updater")
+        XCTAssertLessThanOrEqual(perContext, 300, "bytes per idle context with one updater")
         contexts.removeAll()
         XCTAssertLessThan(malloc_stats_bytes_in_use() - before, count * 8, "released contexts free what they held")
     }
