@@ -475,7 +475,10 @@ extension CoalescingScheduler {
 
 // What a scheduler says about the work waiting for it: the liveness questions, any thread.
 extension CoalescingScheduler {
-    /// Whether work is waiting for a turn (including work parked until one of its modes turns).
+    /// Whether clients are listed for a turn: for the next one, parked until one of their modes turns, or — on
+    /// the scheduler's thread, inside a turn — not reached yet by the turns under way. A listed client may have
+    /// nothing left to do (a context delivered at once by `updateIfNeeded()` stays listed until its turn):
+    /// ``ManualScheduler/isIdle`` asks each.
     ///
     /// Read it on the scheduler's thread for an exact answer (work scheduled there is not locked).
     public final var hasPendingWork: Bool {

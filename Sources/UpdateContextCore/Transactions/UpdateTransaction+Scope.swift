@@ -83,9 +83,9 @@ final class TransactionScope: Sendable {
 /// parked for a private run-loop mode — each as its end of cycle would (UIKit 26's `.flushUpdates`): the
 /// changes `body` makes are shown by deliveries of their own, animated, and a change to an `@Observable` value
 /// that a tracked updater read is reported in the scope — and waited for by its completion — whatever changed
-/// earlier in the cycle. (A context whose updaters are running, or that is suspended, keeps what is pending;
-/// so do the contexts of a turn under way on this thread that it has not reached yet, and every context while
-/// the thread's run loop runs a private mode: view updates never run there, and a tracked change after a plain
+/// earlier in the cycle — the contexts a turn under way on this thread has not reached yet included. (A context
+/// whose updaters are running, or that is suspended, keeps what is pending; so does every context while the
+/// thread's run loop runs a private mode: view updates never run there, and a tracked change after a plain
 /// one is then shown by the next common pass, unanimated, its completion told it requested nothing. The
 /// flush finds a scheduler through the calling thread's own list, which it joins when it turns, lists a
 /// request, or gets a context made on this thread, and finds `.dispatchMain` in any main-queue block: a
