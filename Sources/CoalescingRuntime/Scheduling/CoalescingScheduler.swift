@@ -57,7 +57,7 @@ import Foundation
 /// > the scheduler's thread (``isCurrent`` is true there).
 open class CoalescingScheduler: @unchecked Sendable {
     // @unchecked Sendable: the lists shared between threads are in `queue`, behind a lock; the "turn
-    // asked" mark is an atomic word (`turnWord`). `ownerWaiting`, `running` and `turnSerial` are touched
+    // asked" mark is an atomic word (`turnWord`). `ownerWaiting`, the running turns and `turnSerial` are touched
     // only on the scheduler's own thread (in `runTurn`, which asserts it, and in `scheduleOnOwnerThread`,
     // whose callers have checked `isCurrent`). The shipped subclasses hold only immutable or locked state,
     // or state confined to the scheduler's thread in the same way; a user's subclass must do the same
@@ -109,10 +109,15 @@ open class CoalescingScheduler: @unchecked Sendable {
     /// Counts turns, so that a client registered twice can tell it has already run in this one.
     @exclusivity(unchecked) nonisolated(unsafe) var turnSerial: UInt64 = 0
     /// Nesting depth of `runTurn` on the scheduler's thread (a handler may run a nested loop).
-    var turnDepth: Int { running.count }
-    /// The turns under way on the scheduler's thread, outermost first (a handler may run a nested loop): the
-    /// clients each took, and how far it got. A nested common turn takes what they have not reached.
-    @exclusivity(unchecked) nonisolated(unsafe) var running: [RunningTurn] = []
+    @exclusivity(unchecked) nonisolated(unsafe) var turnDepth = 0
+    /// The turn under way on the scheduler's thread (no clients outside one): the clients it took, and how far
+    /// it got. A nested common turn takes what it, and the turns it runs inside, have not reached.
+    @exclusivity(unchecked) nonisolated(unsafe) var current = RunningTurn(clients: [])
+    /// The turns `current` runs inside (a handler's nested loop), outermost first.
+    @exclusivity(unchecked) nonisolated(unsafe) var enclosing: [RunningTurn] = []
+
+    /// The turns under way, outermost first (on the scheduler's thread).
+    var running: [RunningTurn] { enclosing + [current] }
 
     /// A turn under way: its clients and the next one it calls.
     struct RunningTurn {
@@ -366,7 +371,7 @@ extension CoalescingScheduler {
         // what the turns under way have not reached, the owner thread's list, what was parked, what other
         // threads listed.
         var clients: [any TurnClient] = []
-        if isCommonMode && !running.isEmpty { clients = takeUnreached() }
+        if isCommonMode && turnDepth > 0 { clients = takeUnreached() }
         if clients.isEmpty {
             swap(&clients, &ownerWaiting)
         } else {
@@ -391,19 +396,22 @@ extension CoalescingScheduler {
         let turn = SchedulerTurn(mode: mode, isCommonMode: isCommonMode, serial: turnSerial)
         var called = 0
         let interval = Signposts.begin(.turn, label: label, count: count)
-        running.append(RunningTurn(clients: clients))
-        clients = []  // the running list holds the only reference to the buffer: no copy when a pass takes it
-        let level = running.count - 1
-        while running[level].next < running[level].clients.count {
-            let client = running[level].clients[running[level].next]
-            running[level].next += 1
+        // The cursor is `current`'s, where a nested pass takes what this turn has not reached by moving it to the
+        // end (the list is shared with `clients`, not copied: nobody writes it).
+        turnDepth += 1
+        enclosing.append(current)
+        current = RunningTurn(clients: clients)
+        while current.next < count {
+            let client = current.clients[current.next]
+            current.next += 1
             called += 1
             // Parked at once, not at the end of the turn: a nested pass that begins later in this turn takes it.
             if let modes = client.performTurn(turn) {
                 queue.withLock { $0.parked.append(Parked(client: client, modes: modes)) }
             }
         }
-        clients = running.removeLast().clients
+        current = enclosing.removeLast()
+        turnDepth -= 1
         Signposts.end(interval)
         noteTurnEnded(began)
         if ownerWaiting.isEmpty {
@@ -416,10 +424,12 @@ extension CoalescingScheduler {
     /// The clients the turns under way have not reached yet, outermost turn first, taken from them.
     private final func takeUnreached() -> [any TurnClient] {
         var unreached: [any TurnClient] = []
-        for level in running.indices where running[level].hasUnreached {
-            unreached += running[level].unreached
-            running[level].next = running[level].clients.count
+        for level in enclosing.indices where enclosing[level].hasUnreached {
+            unreached += enclosing[level].unreached
+            enclosing[level].next = enclosing[level].clients.count
         }
+        unreached += current.unreached
+        current.next = current.clients.count
         return unreached
     }
 }

@@ -21,7 +21,10 @@ extension UpdateRequest {
 
     /// `animated: true` without a transaction: the delivery's animation becomes the default one.
     var isAnimatedWithoutTransaction: Bool {
-        self == .setNeedsUpdate(true) || self == .update(true)
+        switch self {
+        case .setNeedsUpdate(true?), .update(true?): true
+        case .setNeedsUpdate, .update, .transaction: false
+        }
     }
 
     /// An explicit non-animated request (`animated: false`, or a transaction without an animation) that an

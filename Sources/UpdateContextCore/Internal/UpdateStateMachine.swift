@@ -261,7 +261,7 @@ package struct UpdateStateMachine {
     /// The updaters have returned. Returns `true` when the caller must register for a turn again: a turn
     /// passed this context by meanwhile, it is registered nowhere now, and a turn would find work
     /// (`inboxHasRequests`: what the updaters asked for waits there).
-    mutating func deliveryEnded(inboxHasRequests: Bool) -> Bool {
+    mutating func deliveryEnded(inboxHasRequests: @autoclosure () -> Bool) -> Bool {
         precondition(delivering != nil, "UpdateStateMachine: deliveryEnded with no delivery under way (state: \(self))")
         delivering = nil
         guard missedTurn else { return false }
@@ -269,7 +269,7 @@ package struct UpdateStateMachine {
         // Even inside a turn that is applying the inbox: what the updaters posted meanwhile came after
         // the part of the inbox that turn applies.
         if isCancelled || isTurnAsked { return false }
-        guard inboxHasRequests || pending.isScheduled && !isSuspended else { return false }
+        guard pending.isScheduled && !isSuspended || inboxHasRequests() else { return false }
         isTurnAsked = true
         return true
     }

@@ -59,7 +59,7 @@ extension UpdateStorage {
     @discardableResult
     func keep(_ transaction: UpdateTransaction?, for request: UpdateRequest) -> Bool {
         if let transaction { return keepPending(transaction) }
-        if request.isAnimatedWithoutTransaction && hasPendingTransaction {
+        if hasPendingTransaction && request.isAnimatedWithoutTransaction {
             let ledger = self.ledger
             ledger.repeatAnimation = nil
             withShared { _ in ledger.pending?.animation = nil }

@@ -372,7 +372,8 @@ extension UpdateStorage {
     /// was pending before this request, so the payload is kept after it; any other delivery shows this
     /// request, so it is kept before.
     func apply(_ request: UpdateRequest, carrying transaction: UpdateTransaction? = nil, note: RequestNote?) {
-        let action = isCancelled ? .none : machine.apply(request, defaultAnimated: animated)
+        // (A context gone on another thread is learned by `keep` and `perform`, which check under the lock.)
+        let action = machine.apply(request, defaultAnimated: animated)
         if case .deferToInbox = action, let transaction {
             // Updaters are running: a later cycle, with the transaction.
             let deferred = UpdateRequest.transaction(TransactionBox(transaction), update: request.isUpdate)
@@ -707,7 +708,7 @@ extension UpdateStorage {
         // may have run a turn that passed this storage by: register again, or what is pending would wait for
         // an unrelated turn. Not when the context went inside an updater: the scheduler may have gone with it.
         noteDeliveryEnded()
-        if machine.deliveryEnded(inboxHasRequests: inboxHasRequests) && !isCancelled {
+        if machine.deliveryEnded(inboxHasRequests: self.inboxHasRequests) && !isCancelled {
             withScheduler { $0.scheduleOnOwnerThread(self) }
         }
     }
