@@ -98,16 +98,20 @@ final class NestedPassRandomTests: XCTestCase {
                 contextModels[0].violations.append("a turn served \(served) listings")
             }
             guard !privately else { return }
+            expectServed(since: began, activeAtBegin: activeAtBegin, by: "the pass at \(began)")
+        }
+
+        /// What was owed before `began` by a context or queue that was not calling out then has been served.
+        func expectServed(since began: Int, activeAtBegin: [Bool], by what: String) {
             for (index, model) in contextModels.enumerated() where !activeAtBegin[index] {
                 if let since = model.owedSince, since < began, !model.owedUntilEnd {
-                    model.violations.append("C\(index) requested at \(since), not delivered by the pass at \(began)")
+                    model.violations.append("C\(index) requested at \(since), not delivered by \(what)")
                 }
             }
             for (index, model) in queueModels.enumerated() where !activeAtBegin[contexts.count + index] {
                 if let first = model.outstanding.first(where: { $0.since < began && !$0.untilEnd }) {
                     model.violations.append(
-                        "Q\(index)'s notification \(first.id) enqueued at \(first.since), not posted by the pass at "
-                            + "\(began)")
+                        "Q\(index)'s notification \(first.id) enqueued at \(first.since), not posted by \(what)")
                 }
             }
         }
@@ -122,17 +126,7 @@ final class NestedPassRandomTests: XCTestCase {
             depth += 1
             let finished = (try? scheduler.runUntilIdle(maxTurns: 50)) != nil
             depth -= 1
-            guard finished else { return }
-            for (index, model) in contextModels.enumerated() where !activeAtBegin[index] {
-                if let since = model.owedSince, since < began, !model.owedUntilEnd {
-                    model.violations.append("C\(index) requested at \(since), not delivered by running until idle")
-                }
-            }
-            for (index, model) in queueModels.enumerated() where !activeAtBegin[contexts.count + index] {
-                if let first = model.outstanding.first(where: { $0.since < began && !$0.untilEnd }) {
-                    model.violations.append("Q\(index)'s notification \(first.id) not posted by running until idle")
-                }
-            }
+            if finished { expectServed(since: began, activeAtBegin: activeAtBegin, by: "running until idle") }
         }
 
         /// What an updater or a handler does: a few random actions, a nested pass among them.

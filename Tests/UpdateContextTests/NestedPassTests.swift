@@ -15,36 +15,18 @@ final class NestedPassTests: XCTestCase {
     /// B was listed and then delivered at once (`updateIfNeeded()`); the outer turn has taken it but not reached
     /// it when A's updater runs a nested loop, where a timer (the main thread) requests B again.
     func testAMainThreadRequestDuringANestedLoopIsDeliveredByAPassOfThatLoop() {
-        let scheduler = ManualScheduler()
-        let a = ViewUpdatingContext(label: "A", scheduler: scheduler, refreshEvents: [])
-        let b = ViewUpdatingContext(label: "B", scheduler: scheduler, refreshEvents: [])
-        var deliveriesOfB = 0
-        var deliveredInTheNestedLoop = false
-        var insideA = false
-        b.onUpdate { _ in
-            deliveriesOfB += 1
-            if insideA { deliveredInTheNestedLoop = true }
-        }
-        a.onUpdate { _ in
-            insideA = true
-            defer { insideA = false }
-            b.setNeedsUpdate()  // a timer firing in the nested loop
-            for _ in 0..<3 { scheduler.turn() }  // the nested loop's passes
-        }
-        a.setNeedsUpdate()  // A first in the turn's list
-        b.setNeedsUpdate()
-        b.updateIfNeeded()  // delivered at once: nothing pending, still listed
-        scheduler.turn()
-        XCTAssertTrue(deliveredInTheNestedLoop, "B's request waited for A's updater to return")
-        XCTAssertEqual(deliveriesOfB, 2)
-        XCTAssertNoThrow(try scheduler.expectIdle())
+        assertARequestDuringANestedLoopIsDeliveredByAPassOfThatLoop { b in b.setNeedsUpdate() }
     }
 
-    /// B was listed and then delivered at once (`updateIfNeeded()`), and the turn that took it has not reached it
-    /// when A's updater, earlier in that turn, runs a nested loop: another thread's request for B meanwhile is
-    /// delivered by a pass of the nested loop, not only after A's updater returns (an outside reader found a
-    /// single "listed" mark for both threads lose this).
+    /// The same with the request from another thread (an outside reader found a single "listed" mark for both
+    /// threads lose this).
     func testAnotherThreadsRequestDuringANestedLoopIsDeliveredByAPassOfThatLoop() {
+        assertARequestDuringANestedLoopIsDeliveredByAPassOfThatLoop { b in onAnotherThread { b.setNeedsUpdate() } }
+    }
+
+    private func assertARequestDuringANestedLoopIsDeliveredByAPassOfThatLoop(
+        _ request: @escaping (ViewUpdatingContext) -> Void, line: UInt = #line
+    ) {
         let scheduler = ManualScheduler()
         let a = ViewUpdatingContext(label: "A", scheduler: scheduler, refreshEvents: [])
         let b = ViewUpdatingContext(label: "B", scheduler: scheduler, refreshEvents: [])
@@ -58,16 +40,17 @@ final class NestedPassTests: XCTestCase {
         a.onUpdate { _ in
             insideA = true
             defer { insideA = false }
-            onAnotherThread { b.setNeedsUpdate() }
+            request(b)  // made in the nested loop
             for _ in 0..<3 { scheduler.turn() }  // the nested loop's passes
         }
         a.setNeedsUpdate()  // A first in the turn's list
         b.setNeedsUpdate()
         b.updateIfNeeded()  // delivered at once: nothing pending, still listed
-        XCTAssertEqual(deliveriesOfB, 1)
+        XCTAssertEqual(deliveriesOfB, 1, line: line)
         scheduler.turn()
-        XCTAssertTrue(deliveredInTheNestedLoop, "B's request waited for A's updater to return")
-        XCTAssertEqual(deliveriesOfB, 2)
+        XCTAssertTrue(deliveredInTheNestedLoop, "B's request waited for A's updater to return", line: line)
+        XCTAssertEqual(deliveriesOfB, 2, line: line)
+        XCTAssertNoThrow(try scheduler.expectIdle(), line: line)
     }
 
     /// What the outer turn had not reached is delivered once, by the nested pass; what B's updater requests
