@@ -116,8 +116,11 @@ open class CoalescingScheduler: @unchecked Sendable {
     /// The turns `current` runs inside (a handler's nested loop), outermost first.
     @exclusivity(unchecked) nonisolated(unsafe) var enclosing: [RunningTurn] = []
 
-    /// The turns under way, outermost first (on the scheduler's thread).
-    var running: [RunningTurn] { enclosing + [current] }
+    /// Whether a turn under way has clients it has not reached yet that `isWaiting` (on the scheduler's thread;
+    /// no allocation: the run loop's guard asks at every pass).
+    func hasUnreached(where isWaiting: (any TurnClient) -> Bool = { _ in true }) -> Bool {
+        current.unreached.contains(where: isWaiting) || enclosing.contains { $0.unreached.contains(where: isWaiting) }
+    }
 
     /// A turn under way: its clients and the next one it calls.
     struct RunningTurn {
@@ -317,7 +320,7 @@ extension CoalescingScheduler {
     /// Whether clients may be waiting for a turn (the next one, parked for a mode, or not reached yet by a turn
     /// under way). On the scheduler's thread only.
     package final var mayHaveWaitingClients: Bool {
-        !ownerWaiting.isEmpty || cvu_word_load_relaxed(turnWord) & 1 != 0 || running.contains(where: \.hasUnreached)
+        !ownerWaiting.isEmpty || cvu_word_load_relaxed(turnWord) & 1 != 0 || hasUnreached()
             || queue.withLock { !$0.parked.isEmpty }
     }
 
@@ -326,7 +329,8 @@ extension CoalescingScheduler {
     /// act on everything pending before the turn (an animated scope's flush, ``ManualScheduler/isIdle``). On the
     /// scheduler's thread only.
     package final func waitingClients() -> [any TurnClient] {
-        var clients = running.flatMap(\.unreached)
+        var clients = enclosing.flatMap(\.unreached)
+        clients += current.unreached
         clients += ownerWaiting
         queue.withLock { queue in
             clients += queue.waiting
@@ -493,7 +497,7 @@ extension CoalescingScheduler {
     /// Read it on the scheduler's thread for an exact answer (work scheduled there is not locked).
     public final var hasPendingWork: Bool {
         queue.withLock { !$0.waiting.isEmpty || !$0.parked.isEmpty }
-            || (isCurrent && (!ownerWaiting.isEmpty || running.contains(where: \.hasUnreached)))
+            || (isCurrent && (!ownerWaiting.isEmpty || hasUnreached()))
     }
 
     /// Whether a turn in `mode` would find work to do: a turn has been asked for, work parked for another mode
@@ -513,7 +517,7 @@ extension CoalescingScheduler {
     /// have not reached (it takes them only in a common mode).
     private final func hasUnreachedWork(admittedBy mode: RunLoop.Mode?) -> Bool {
         guard isCurrent, mode.map(isCommon) ?? true else { return false }
-        return running.contains { $0.unreached.contains { $0.hasWorkForTurn } }
+        return hasUnreached { $0.hasWorkForTurn }
     }
 
     /// Whether work parked for other modes is admitted by `mode`.
