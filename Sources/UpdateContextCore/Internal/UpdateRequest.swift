@@ -11,6 +11,11 @@ enum UpdateRequest: Equatable, Sendable {
 }
 
 extension UpdateRequest {
+    /// The request the rules see for one carrying `transaction`: its animation is the flag.
+    static func carrying(_ transaction: UpdateTransaction, update: Bool) -> UpdateRequest {
+        update ? .update(transaction.isAnimated) : .setNeedsUpdate(transaction.isAnimated)
+    }
+
     /// `update()` (or `update(transaction:)`): delivered at once.
     var isUpdate: Bool {
         switch self {

@@ -220,8 +220,7 @@ package final class UpdateStorage: TurnClient, @unchecked Sendable {
             return
         }
         drainInboxIfNeeded()
-        let flag = transaction.isAnimated
-        apply(update ? .update(flag) : .setNeedsUpdate(flag), carrying: transaction, note: site.map { RequestNote($0) })
+        apply(.carrying(transaction, update: update), carrying: transaction, note: site.map { RequestNote($0) })
     }
 
     /// Puts a request with `transaction` in the inbox; a context already gone tells its completions.
@@ -441,8 +440,7 @@ extension UpdateStorage {
         }
         for entry in entries {
             if case .transaction(let box, let update) = entry.request {
-                let flag = box.transaction.isAnimated
-                apply(update ? .update(flag) : .setNeedsUpdate(flag), carrying: box.transaction, note: entry.note)
+                apply(.carrying(box.transaction, update: update), carrying: box.transaction, note: entry.note)
             } else {
                 apply(entry.request, note: entry.note)
             }
