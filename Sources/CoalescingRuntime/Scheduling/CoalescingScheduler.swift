@@ -109,7 +109,10 @@ open class CoalescingScheduler: @unchecked Sendable {
     /// Counts turns, so that a client registered twice can tell it has already run in this one.
     @exclusivity(unchecked) nonisolated(unsafe) var turnSerial: UInt64 = 0
     /// Nesting depth of `runTurn` on the scheduler's thread (a handler may run a nested loop).
-    @exclusivity(unchecked) nonisolated(unsafe) var turnDepth = 0
+    @exclusivity(unchecked) nonisolated(unsafe) package internal(set) var turnDepth = 0
+    /// How many more turns time each delivery's updaters, after a turn slower than a frame that could not
+    /// name its culprit (scheduler's thread; see ``noteTurnEnded(began:only:)``).
+    @exclusivity(unchecked) nonisolated(unsafe) package internal(set) var timedTurns: UInt32 = 0
     /// The turn under way on the scheduler's thread (no clients outside one): the clients it took, and how far
     /// it got. A nested common turn takes what it, and the turns it runs inside, have not reached.
     @exclusivity(unchecked) nonisolated(unsafe) var current = RunningTurn(clients: [])
@@ -142,10 +145,6 @@ open class CoalescingScheduler: @unchecked Sendable {
     /// What diagnostics call this scheduler (see ``label``).
     package let diagnosticLabel: DiagnosticLabel
 
-    /// How this scheduler's turns time their deliveries for the slow-updater report (``TurnStamp``): confined
-    /// to the scheduler's thread, at a stable address.
-    package let stamp: UnsafeMutablePointer<TurnStamp>
-
     /// Creates a scheduler whose turns run on the calling thread (see ``isCurrent``).
     ///
     /// - Parameters:
@@ -155,7 +154,6 @@ open class CoalescingScheduler: @unchecked Sendable {
     public init(label: String? = nil, file: StaticString = #fileID, line: UInt = #line) {
         diagnosticLabel = DiagnosticLabel(label, file: file, line: line)
         turnWord = Self.makeWords()
-        stamp = Self.makeStamp()
         (threadMask, threadExpected, threadTestIsExact) = Self.threadTest(.unknown)
         drivesPerFrameWork = false
     }
@@ -166,7 +164,6 @@ open class CoalescingScheduler: @unchecked Sendable {
         self.drivesPerFrameWork = drivesPerFrameWork
         diagnosticLabel = label
         turnWord = Self.makeWords()
-        stamp = Self.makeStamp()
         (threadMask, threadExpected, threadTestIsExact) = Self.threadTest(turnThread)
     }
 
@@ -174,12 +171,6 @@ open class CoalescingScheduler: @unchecked Sendable {
         let words = UnsafeMutablePointer<UInt64>.allocate(capacity: Word.count)
         words.initialize(repeating: 0, count: Word.count)
         return words
-    }
-
-    private static func makeStamp() -> UnsafeMutablePointer<TurnStamp> {
-        let stamp = UnsafeMutablePointer<TurnStamp>.allocate(capacity: 1)
-        stamp.initialize(to: TurnStamp())
-        return stamp
     }
 
     /// Whether a context re-requesting itself at every turn is how this scheduler drives per-frame work (a
@@ -194,8 +185,6 @@ open class CoalescingScheduler: @unchecked Sendable {
 
     deinit {
         turnWord.deallocate()
-        stamp.deinitialize(count: 1)
-        stamp.deallocate()
         diagnosticLabel.release()
     }
 
@@ -417,7 +406,7 @@ extension CoalescingScheduler {
         current = enclosing.removeLast()
         turnDepth -= 1
         Signposts.end(interval)
-        noteTurnEnded(began)
+        noteTurnEnded(began: began, only: count == 1 ? clients[0] : nil)
         if ownerWaiting.isEmpty {
             clients.removeAll(keepingCapacity: true)
             swap(&clients, &ownerWaiting)
@@ -552,42 +541,25 @@ extension CoalescingScheduler {
 
 // What a scheduler tells diagnostics: when it last turned, whether a turn is overdue, and who waits on it.
 extension CoalescingScheduler: CustomDebugStringConvertible {
-    /// A turn that calls clients began (scheduler's thread). Returns what ``noteTurnEnded(_:)`` needs: the
-    /// clock's reading, and the state of a turn already under way on this thread (a nested run loop).
+    /// A turn that calls clients began (scheduler's thread): returns the clock's reading.
     @inline(__always)
-    final func noteTurn() -> TurnTiming {
+    final func noteTurn() -> UInt64 {
         let began = now()
-        let outer = TurnTiming(began: began, outer: stamp.pointee)
-        stamp.pointee.stamp = began
-        stamp.pointee.valid = true
-        stamp.pointee.inTurn = true
-        stamp.pointee.othersRan = false
-        stamp.pointee.untimedDeliveries = 0
-        stamp.pointee.firstSubject = nil
-        if stamp.pointee.timedTurns > 0 { stamp.pointee.timedTurns -= 1 }
+        if timedTurns > 0 { timedTurns -= 1 }
         cvu_word_store_relaxed(turnWord + Word.lastTurn, began)
         cvu_word_store_relaxed(turnWord + Word.turns, cvu_word_load_relaxed(turnWord + Word.turns) &+ 1)
-        return outer
+        return began
     }
 
-    /// The turn that ``noteTurn()`` began has ended: what runs next is not timed from it; a slow turn names
-    /// its one delivery's context, or has the next turns time each delivery (see ``TurnStamp``).
+    /// The turn begun at `began` has ended. A turn slower than a frame is timed as a whole (two clock reads a
+    /// turn, none per delivery): when it served `only` one client, that client may name itself (a context with
+    /// one updater and no completions); otherwise the next turns time each updater, so that a slow one is
+    /// named when it is slow again.
     @inline(__always)
-    final func noteTurnEnded(_ timing: TurnTiming) {
-        let elapsed = now() &- timing.began
-        let single = stamp.pointee.untimedDeliveries == 1 && !stamp.pointee.othersRan
-        let subject = stamp.pointee.firstSubject.map { Unmanaged<AnyObject>.fromOpaque($0).takeRetainedValue() }
-        // Back to the outer turn's state (a nested loop's turn inside one of its deliveries), or to none.
-        let timedTurns = stamp.pointee.timedTurns
-        stamp.pointee = timing.outer
-        stamp.pointee.timedTurns = timedTurns
-        stamp.pointee.valid = false
-        if elapsed > UpdateDiagnostics.frameNanoseconds {
-            if single, let subject = subject as? SlowTurnSubject, subject.reportSlowTurn(nanoseconds: elapsed) {
-                return
-            }
-            stamp.pointee.timedTurns = Self.timedTurnsAfterASlowOne
-        }
+    final func noteTurnEnded(began: UInt64, only client: (any TurnClient)?) {
+        let elapsed = now() &- began
+        guard elapsed > UpdateDiagnostics.frameNanoseconds else { return }
+        if client?.reportSlowTurn(nanoseconds: elapsed) != true { timedTurns = Self.timedTurnsAfterASlowOne }
     }
 
     /// How many turns time each delivery after a turn slower than a frame.
@@ -655,41 +627,6 @@ extension CoalescingScheduler: CustomDebugStringConvertible {
     }
 }
 
-/// What ``CoalescingScheduler/noteTurn()`` hands to ``CoalescingScheduler/noteTurnEnded(_:)``.
-struct TurnTiming {
-    let began: UInt64
-    /// The scheduler's timing state before the turn (a turn under way, when this one is nested).
-    let outer: TurnStamp
-}
-
-/// How a scheduler times its deliveries for the slow-updater report. A turn is timed as a whole (two clock
-/// reads). A slow turn that made one untimed delivery and ran nothing else names that delivery's context
-/// (`firstSubject`, retained by the first untimed delivery of the turn: one retain per turn, not per
-/// delivery); any other slow turn makes the next `timedTurns` turns time each delivery and updater, so that a
-/// slow updater is named when it is slow again — without a clock read per delivery otherwise. `stamp` is the
-/// last reading a timed delivery may start from, `valid` until other code may have run (a notification's
-/// observers, a transaction's completions, a report's handler, the turn's end). Confined to the scheduler's
-/// thread.
-package struct TurnStamp {
-    package var stamp: UInt64 = 0
-    /// Retained; taken by the turn's end.
-    package var firstSubject: UnsafeMutableRawPointer?
-    package var timedTurns: UInt32 = 0
-    package var untimedDeliveries: UInt32 = 0
-    package var valid = false
-    /// A turn of this scheduler is under way.
-    package var inTurn = false
-    /// Code other than deliveries ran in this turn (a notification's observers).
-    package var othersRan = false
-}
-
-/// A client that a slow turn can name: the one delivery of a turn slower than a frame.
-package protocol SlowTurnSubject: AnyObject {
-    /// The turn that made this client's only delivery took `nanoseconds`, longer than a frame. Returns
-    /// whether that names the culprit (one updater); `false` has the next turns time each updater.
-    func reportSlowTurn(nanoseconds: UInt64) -> Bool
-}
-
 /// One turn of a scheduler, as its clients see it.
 @usableFromInline
 package struct SchedulerTurn {
@@ -730,9 +667,14 @@ package protocol TurnClient: AnyObject, Sendable {
     /// Whether the client still has work for a turn: `false` once what it listed itself for was done before
     /// the turn (an update delivered at once). On the scheduler's thread; `true` unless the client knows.
     var hasWorkForTurn: Bool { get }
+
+    /// The turn took `nanoseconds`, longer than a frame, and served only this client. Returns whether the
+    /// client named the culprit (reported it); `false` has the next turns time each updater. Scheduler's thread.
+    func reportSlowTurn(nanoseconds: UInt64) -> Bool
 }
 
 extension TurnClient {
     package var diagnosticLabel: DiagnosticLabel? { nil }
     package var hasWorkForTurn: Bool { true }
+    package func reportSlowTurn(nanoseconds: UInt64) -> Bool { false }
 }

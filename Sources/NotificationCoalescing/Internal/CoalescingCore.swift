@@ -138,10 +138,6 @@ final class CoalescingCore: TurnClient, Sendable {
     }
 
     func performTurn(_ turn: SchedulerTurn) -> [RunLoop.Mode]? {
-        // Observers run here: a delivery after this one must not be timed from before them.
-        let stamp = scheduler.stamp
-        stamp.pointee.valid = false
-        stamp.pointee.othersRan = true
         let taken = state.withLock { state -> (batch: [PendingNotification], parks: Bool)? in
             // A nested pass inside one of this core's handlers: posting now would post inside the handler,
             // before the rest of its batch. The batch's end asks for a turn for what waits.

@@ -8,7 +8,7 @@ import UIKit
 import AppKit
 #endif
 
-extension UpdateStorage: SlowTurnSubject {
+extension UpdateStorage {
     package var diagnosticLabel: DiagnosticLabel? { label }
 
     // MARK: Requests (main thread unless said)
@@ -78,8 +78,10 @@ extension UpdateStorage: SlowTurnSubject {
                 duration: Double(nanoseconds) / 1e9))
     }
 
+    /// The turn that served only this context was slower than a frame: names its one updater, if its last
+    /// delivery was in that turn, untimed, with no completions after it (else the next turns time each).
     package func reportSlowTurn(nanoseconds: UInt64) -> Bool {
-        guard updaterCount == 1 else { return false }  // which one: the next slow turn times each
+        guard machine.diagnostics.remove(.untimedInTurn) != nil, updaterCount == 1 else { return false }
         noteSlowUpdater(index: 0, nanoseconds: nanoseconds)
         return true
     }
@@ -221,15 +223,12 @@ extension UpdateStorage {
 /// one's site (while recording), its signpost, and the time its updaters took (the slow-updater report,
 /// and the recorded delivery's duration).
 ///
-/// The slow-updater report times each updater (a monotonic clock, ~30 ns a read) in deliveries outside a
-/// turn, while recording, and for a while after a turn slower than a frame; other turns are timed whole by
-/// the scheduler (see `TurnStamp`). A timed delivery in a turn starts from the turn's reading or the previous
-/// timed delivery's last one (no user code ran since); a nested one (an updater's `update()` of another
-/// context) reads the clock.
+/// Each updater is timed (a clock read, ~30 ns, per updater) in deliveries outside a turn, while recording,
+/// and in the turns after a slow one that could not name its culprit; other turns are timed whole by the
+/// scheduler (``CoalescingScheduler/noteTurnEnded(began:only:)``).
 struct DeliveryProbe {
     private let absorbed: UInt32
     private let recordedSite: UpdateDiagnostics.Report.CallSite?
-    private let stamp: UnsafeMutablePointer<TurnStamp>
     private let inTurn: Bool
     private let recording: Bool
     private let isTimed: Bool
@@ -248,20 +247,11 @@ struct DeliveryProbe {
         // forgets it (no stale site for a later one).
         let hasRecordedSite = storage.machine.diagnostics.remove(.recordedSite) != nil
         recordedSite = hasRecordedSite ? storage.linkIfMade?.takeRecordedSite() : nil
-        stamp = storage.withScheduler { $0.stamp }
-        inTurn = stamp.pointee.inTurn
+        let (inTurn, timedTurn) = storage.withScheduler { ($0.turnDepth > 0, $0.timedTurns > 0) }
+        self.inTurn = inTurn
         recording = cvu_diagnostics_is_recording()
-        isTimed = !inTurn || stamp.pointee.timedTurns > 0 || recording
-        began = !isTimed ? 0 : stamp.pointee.valid ? stamp.pointee.stamp : storage.withScheduler { $0.now() }
-        stamp.pointee.valid = false
-        if !isTimed {
-            // The turn is timed whole; its first untimed delivery is kept (one retain per turn), so that a slow
-            // turn with this one delivery names it.
-            if stamp.pointee.untimedDeliveries == 0 {
-                stamp.pointee.firstSubject = Unmanaged<AnyObject>.passRetained(storage).toOpaque()
-            }
-            stamp.pointee.untimedDeliveries &+= 1
-        }
+        isTimed = !inTurn || timedTurn || recording
+        began = isTimed ? storage.withScheduler { $0.now() } : 0
         time = began
         interval = Signposts.begin(.delivery, label: storage.label.string, count: Int(absorbed))
     }
@@ -284,14 +274,12 @@ struct DeliveryProbe {
     @inline(__always)
     func end(_ storage: UpdateStorage, _ delivery: Delivery, transaction: CompletionGroup?) {
         Signposts.end(interval)
-        // The next delivery of this turn starts from here — unless completions (user code) run after this.
-        if isTimed {
-            stamp.pointee.stamp = time
-            stamp.pointee.valid = inTurn && transaction == nil && !recording
+        // What a slow turn that served only this context may blame on its updater: not completions' time.
+        if inTurn && !isTimed && transaction == nil {
+            storage.machine.diagnostics.insert(.untimedInTurn)
+        } else {
+            storage.machine.diagnostics.remove(.untimedInTurn)
         }
-        // Completions run after the updaters, inside the turn: a slow turn is then not this updater's alone
-        // (the next slow turns time each updater apart from what runs around it).
-        if inTurn && transaction != nil { stamp.pointee.othersRan = true }
         if recording {
             storage.reportDelivery(
                 delivery, absorbed: absorbed, site: recordedSite, transaction: transaction,
@@ -314,6 +302,9 @@ struct DiagnosticsBits: OptionSet {
     static let slowReported = DiagnosticsBits(rawValue: 1 << 2)
     /// Recording noted a first request for the next delivery (kept by the link).
     static let recordedSite = DiagnosticsBits(rawValue: 1 << 3)
+    /// The last delivery was in a turn, untimed, with no completions after it: a slow turn that served only
+    /// this context blames its updater.
+    static let untimedInTurn = DiagnosticsBits(rawValue: 1 << 4)
 }
 
 /// What the always-on reports need to know.
