@@ -109,10 +109,10 @@ open class CoalescingScheduler: @unchecked Sendable {
     /// Counts turns, so that a client registered twice can tell it has already run in this one.
     @exclusivity(unchecked) nonisolated(unsafe) var turnSerial: UInt64 = 0
     /// Nesting depth of `runTurn` on the scheduler's thread (a handler may run a nested loop).
-    @exclusivity(unchecked) nonisolated(unsafe) package internal(set) var turnDepth = 0
+    @exclusivity(unchecked) nonisolated(unsafe) var turnDepth = 0
     /// How many more turns time each delivery's updaters, after a turn slower than a frame that could not
     /// name its culprit (scheduler's thread; see ``noteTurnEnded(began:only:)``).
-    @exclusivity(unchecked) nonisolated(unsafe) package internal(set) var timedTurns: UInt32 = 0
+    @exclusivity(unchecked) nonisolated(unsafe) var timedTurns: UInt32 = 0
     /// The turn under way on the scheduler's thread (no clients outside one): the clients it took, and how far
     /// it got. A nested common turn takes what it, and the turns it runs inside, have not reached.
     @exclusivity(unchecked) nonisolated(unsafe) var current = RunningTurn(clients: [])
@@ -541,6 +541,13 @@ extension CoalescingScheduler {
 
 // What a scheduler tells diagnostics: when it last turned, whether a turn is overdue, and who waits on it.
 extension CoalescingScheduler: CustomDebugStringConvertible {
+    /// For a delivery beginning now (scheduler's thread): whether it is inside a turn, and whether it times
+    /// each updater (the turns after a slow one). A call, not the stored properties: read from another
+    /// module, they would be checked for exclusivity dynamically there.
+    package final var deliveryTiming: (inTurn: Bool, timesUpdaters: Bool) {
+        (turnDepth > 0, timedTurns > 0)
+    }
+
     /// A turn that calls clients began (scheduler's thread): returns the clock's reading.
     @inline(__always)
     final func noteTurn() -> UInt64 {

@@ -50,7 +50,7 @@ package final class UpdateLink: Sendable {
     package func setNeedsUpdate(transaction: UpdateTransaction, site: RequestSite) {
         let transaction = transaction.joiningCurrentScope()
         if let core = state.withLock({ $0.core }), let scheduler = core.retainedScheduler() {
-            withExtendedLifetime(scheduler) { core.request(transaction, update: false, site: site) }
+            withExtendedLifetime(scheduler) { core.request(transaction, site: site) }
         } else {
             transaction.tellUnrequestedDropped(.contextReleased)
         }

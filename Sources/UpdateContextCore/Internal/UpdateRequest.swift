@@ -1,45 +1,21 @@
 import CCoalescingSupport
 import CoalescingRuntime
 
-/// One request, as it waits in the inbox (made off the main thread, or while updaters run).
+/// One request, as the rules see it (a transaction it carries rides beside it: its animation is the flag).
 enum UpdateRequest: Equatable, Sendable {
     case setNeedsUpdate(Bool?)
     case update(Bool?)
-    /// A request carrying a transaction (`update: true` for `update(transaction:)`): the storage applies
-    /// it itself (``UpdateStorage/apply(_:update:note:)``), the machine never sees the box.
-    case transaction(TransactionBox, update: Bool)
 }
 
 extension UpdateRequest {
-    /// The request the rules see for one carrying `transaction`: its animation is the flag.
-    static func carrying(_ transaction: UpdateTransaction, update: Bool) -> UpdateRequest {
-        update ? .update(transaction.isAnimated) : .setNeedsUpdate(transaction.isAnimated)
-    }
-
     /// `update()` (or `update(transaction:)`): delivered at once.
     var isUpdate: Bool {
-        switch self {
-        case .update, .transaction(_, update: true): true
-        case .setNeedsUpdate, .transaction: false
-        }
+        if case .update = self { true } else { false }
     }
 
-    /// `animated: true` without a transaction: the delivery's animation becomes the default one.
-    var isAnimatedWithoutTransaction: Bool {
-        switch self {
-        case .setNeedsUpdate(true?), .update(true?): true
-        case .setNeedsUpdate, .update, .transaction: false
-        }
-    }
-
-    /// An explicit non-animated request (`animated: false`, or a transaction without an animation) that an
-    /// animated one after it flushes early (an `update` delivers at once instead: it leaves nothing pending).
-    var isNonAnimated: Bool {
-        switch self {
-        case .setNeedsUpdate(false?): true
-        case .transaction(let box, false): !box.transaction.isAnimated
-        case .setNeedsUpdate, .update, .transaction: false
-        }
+    /// `animated: true`: without a transaction, the delivery's animation becomes the default one.
+    var isAnimated: Bool {
+        self == .setNeedsUpdate(true) || self == .update(true)
     }
 }
 
@@ -75,17 +51,14 @@ struct RequestNote {
     }
 }
 
-/// A request waiting in the inbox, with its note.
+/// A request waiting in the inbox, with the transaction it carries and its note.
 struct InboxEntry {
     var request: UpdateRequest
+    var transaction: UpdateTransaction?
     var note: RequestNote
-}
 
-/// A transaction waiting in the inbox; equal only to itself (its completions are closures).
-final class TransactionBox: Sendable, Equatable {
-    let transaction: UpdateTransaction
-    init(_ transaction: UpdateTransaction) { self.transaction = transaction }
-    static func == (lhs: TransactionBox, rhs: TransactionBox) -> Bool { lhs === rhs }
+    /// The request, when it carries no transaction: what the inbox may merge with its neighbours.
+    var plainRequest: UpdateRequest? { transaction == nil ? request : nil }
 }
 
 /// What one delivery passes to the updaters.

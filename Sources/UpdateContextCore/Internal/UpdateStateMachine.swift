@@ -160,9 +160,6 @@ package struct UpdateStateMachine {
         switch request {
         case .setNeedsUpdate(let flag): setNeedsUpdate(flag)
         case .update(let flag): update(flag, defaultAnimated: defaultAnimated)
-        case .transaction:
-            // Applied by the storage (it keeps the transaction's payload); never reaches the machine.
-            .none
         }
     }
 
@@ -329,7 +326,7 @@ package struct UpdateStateMachine {
     ///   (a forced delivery absorbs what was requested before it).
     static func enqueue(_ entry: InboxEntry, into inbox: inout [InboxEntry]) {
         var entry = entry
-        switch (inbox.last?.request, entry.request) {
+        switch (inbox.last?.plainRequest, entry.plainRequest) {
         case (.setNeedsUpdate?, .setNeedsUpdate(nil)):
             inbox[inbox.count - 1].note.absorb(entry.note)
             return
@@ -338,8 +335,8 @@ package struct UpdateStateMachine {
             return
         case (.setNeedsUpdate(false)?, .setNeedsUpdate(true)):
             let count = inbox.count
-            if count >= 3, inbox[count - 3].request == .setNeedsUpdate(false),
-                inbox[count - 2].request == .setNeedsUpdate(true)
+            if count >= 3, inbox[count - 3].plainRequest == .setNeedsUpdate(false),
+                inbox[count - 2].plainRequest == .setNeedsUpdate(true)
             {
                 let removed = inbox.removeLast()  // … F T F + T → … F T
                 inbox[count - 2].note.absorb(removed.note)
@@ -347,7 +344,7 @@ package struct UpdateStateMachine {
                 return
             }
         case (_, .update(nil)):
-            if let earlier = inbox.firstIndex(where: { $0.request == .update(nil) }) {
+            if let earlier = inbox.firstIndex(where: { $0.plainRequest == .update(nil) }) {
                 var note = inbox.remove(at: earlier).note
                 note.absorb(entry.note)
                 entry.note = note

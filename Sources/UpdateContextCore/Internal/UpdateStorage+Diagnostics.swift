@@ -247,7 +247,7 @@ struct DeliveryProbe {
         // forgets it (no stale site for a later one).
         let hasRecordedSite = storage.machine.diagnostics.remove(.recordedSite) != nil
         recordedSite = hasRecordedSite ? storage.linkIfMade?.takeRecordedSite() : nil
-        let (inTurn, timedTurn) = storage.withScheduler { ($0.turnDepth > 0, $0.timedTurns > 0) }
+        let (inTurn, timedTurn) = storage.withScheduler { $0.deliveryTiming }
         self.inTurn = inTurn
         recording = cvu_diagnostics_is_recording()
         isTimed = !inTurn || timedTurn || recording

@@ -59,7 +59,7 @@ extension UpdateStorage {
     @discardableResult
     func keep(_ transaction: UpdateTransaction?, for request: UpdateRequest) -> Bool {
         if let transaction { return keepPending(transaction) }
-        if hasPendingTransaction && request.isAnimatedWithoutTransaction {
+        if hasPendingTransaction && request.isAnimated {
             let ledger = self.ledger
             ledger.repeatAnimation = nil
             withShared { _ in ledger.pending?.animation = nil }
@@ -132,8 +132,8 @@ extension UpdateStorage {
 
     /// What the context held when it went (any thread, after it was marked gone): the pending transaction
     /// and those waiting in the inbox, taken under the lock that marked it gone (see ``merge(_:)``).
-    func dropTransactions(inbox: [UpdateRequest], pending: UpdateTransaction?) {
-        for case .transaction(let box, _) in inbox { drop(box.transaction, .contextReleased) }
+    func dropTransactions(inbox: [InboxEntry], pending: UpdateTransaction?) {
+        for case let transaction? in inbox.map(\.transaction) { drop(transaction, .contextReleased) }
         if let pending { drop(pending, .contextReleased) }
     }
 }

@@ -12,10 +12,11 @@ import Foundation
 /// behind a lock, with one-byte atomic flags (`flags`) so that the main thread takes the
 /// lock only when there is something to take.
 ///
-/// The path of a request: ``setNeedsUpdate(_:)`` → (main thread) ``apply(_:carrying:note:)`` → the machine's
+/// The path of a request: ``setNeedsUpdate(_:site:)`` (unless it is a no-op) → ``submit(_:update:carrying:site:)``,
+/// where every request enters → (main thread) ``apply(_:carrying:note:)`` → the machine's
 /// `apply` → `.askForTurn` → ``perform(_:note:)`` → `scheduleOnOwnerThread` → at the end of the cycle the scheduler calls
 /// ``performTurn(_:)`` → `turnBegan`, the inbox applied, `turnEnded` → ``deliver(_:)`` → each updater.
-/// From another thread: ``post(_:)`` puts it in the inbox and registers for the next turn (one wake-up),
+/// From another thread: ``post(_:carrying:note:)`` puts it in the inbox and registers for the next turn (one wake-up),
 /// where it is applied and delivered in that same turn.
 package final class UpdateStorage: TurnClient, @unchecked Sendable {
     // @unchecked Sendable: `machine` is read and written only on the scheduler's
@@ -142,7 +143,7 @@ package final class UpdateStorage: TurnClient, @unchecked Sendable {
     @inline(__always)
     package func setNeedsUpdate(_ flag: Bool?, site: @autoclosure () -> RequestSite) {
         if isNoOpOnTheFastPath(flag) { return }
-        setNeedsUpdateSlowPath(flag, site: site())
+        submit(flag, update: false, site: site())
     }
 
     /// The fast path: on the main thread, outside `withUpdateTransaction`, an already-dirty context with
@@ -160,39 +161,11 @@ package final class UpdateStorage: TurnClient, @unchecked Sendable {
         return false
     }
 
-    @inline(never)
-    private func setNeedsUpdateSlowPath(_ flag: Bool?, site: RequestSite) {
-        // Inside `withUpdateTransaction` (on this thread), the request carries the current transaction.
-        if let current = UpdateTransaction.current {
-            request(current.applying(flag), update: false, site: site)
-            return
-        }
-        guard isOnSchedulerThread else {
-            post(.setNeedsUpdate(flag), note: RequestNote(site).carried())
-            return
-        }
-        drainInboxIfNeeded()
-        apply(.setNeedsUpdate(flag), note: RequestNote(site))
-    }
-
-    // MARK: Requests with a transaction
-
-    /// `setNeedsUpdate(transaction:)` (or `update(transaction:)` when `update`). Any thread: off the main
-    /// thread it waits in the inbox with its transaction, applied in arrival order.
-    ///
-    /// `site` is where the request was made, noted for diagnostics here (`nil`: the caller noted it).
-    @inline(__always)
-    package func request(_ transaction: UpdateTransaction, update: Bool, site: RequestSite?) {
-        if !update && isRepeatedPlainTransaction(transaction) { return }
-        requestSlowly(transaction, update: update, site: site)
-    }
-
-    /// ``request(_:update:site:)`` from a call in the user's code: it joins the current scope, and its site is
-    /// made only on the slow path.
-    @inline(__always)
-    package func request(_ transaction: UpdateTransaction, file: StaticString, line: UInt) {
+    /// `setNeedsUpdate(transaction:)` from any thread, unless it repeats what is pending (see
+    /// ``isRepeatedPlainTransaction(_:)``). `transaction` has joined the current scope (the caller's).
+    package func request(_ transaction: UpdateTransaction, site: RequestSite?) {
         if isRepeatedPlainTransaction(transaction) { return }
-        requestSlowly(transaction.joiningCurrentScope(), update: false, site: RequestSite(file: file, line: line))
+        submit(transaction, update: false, site: site)
     }
 
     /// The fast path: the same plain transaction again on a dirty context changes nothing (counted while
@@ -210,24 +183,41 @@ package final class UpdateStorage: TurnClient, @unchecked Sendable {
         return false
     }
 
-    /// The thread is decided once here. `transaction` is claimed (``UpdateTransaction/claimingCompletions()``):
-    /// from here on, every path either keeps it pending, hands it to a delivery, or tells it why it was dropped.
+    /// Where every request without a transaction of its own enters (`setNeedsUpdate` off the fast path,
+    /// `update()` when `update`, a refresh), from any thread: inside `withUpdateTransaction` on this thread it
+    /// carries the scope's transaction, with `flag` applied. Off the main thread it waits in the inbox, applied
+    /// in arrival order at the next turn.
     @inline(never)
-    func requestSlowly(_ transaction: UpdateTransaction, update: Bool, site: RequestSite?) {
-        let transaction = transaction.claimingCompletions()
+    func submit(_ flag: Bool?, update: Bool, site: RequestSite?) {
+        if let current = UpdateTransaction.current {
+            return submit(current.applying(flag), update: update, site: site)
+        }
+        let request: UpdateRequest = update ? .update(flag) : .setNeedsUpdate(flag)
         guard isOnSchedulerThread else {
-            postToInbox(transaction, update: update, note: site.map { RequestNote($0).carried() })
+            post(request, note: RequestNote(site).carried())
             return
         }
         drainInboxIfNeeded()
-        apply(.carrying(transaction, update: update), carrying: transaction, note: site.map { RequestNote($0) })
+        // Noted after the inbox: recording, as the deliveries that applying it made left it.
+        apply(request, note: RequestNote(site))
     }
 
-    /// Puts a request with `transaction` in the inbox; a context already gone tells its completions.
-    private func postToInbox(_ transaction: UpdateTransaction, update: Bool, note: RequestNote?) {
-        if !post(.transaction(TransactionBox(transaction), update: update), note: note) {
-            drop(transaction, .contextReleased)
+    /// Where a request carrying `transaction` enters (its animation is the flag; `update` for
+    /// `update(transaction:)`), from any thread. The transaction is claimed
+    /// (``UpdateTransaction/claimingCompletions()``): from here on, every path either keeps it pending, hands
+    /// it to a delivery, or tells it why it was dropped.
+    @inline(never)
+    func submit(_ transaction: UpdateTransaction, update: Bool, site: RequestSite?) {
+        let transaction = transaction.claimingCompletions()
+        let request: UpdateRequest = update ? .update(transaction.isAnimated) : .setNeedsUpdate(transaction.isAnimated)
+        guard isOnSchedulerThread else {
+            if !post(request, carrying: transaction, note: RequestNote(site).carried()) {
+                drop(transaction, .contextReleased)
+            }
+            return
         }
+        drainInboxIfNeeded()
+        apply(request, carrying: transaction, note: RequestNote(site))
     }
 
     /// A change that a request with `flag` will follow is about to land: on the scheduler's thread, when
@@ -316,7 +306,7 @@ extension UpdateStorage {
             }
             return (shared.updaters.removeAll(), shared.inbox, shared.ledger?.pending, shared.link, shared.scheduler)
         }
-        dropTransactions(inbox: dropped.1.map(\.request), pending: dropped.2)
+        dropTransactions(inbox: dropped.1, pending: dropped.2)
         dropped.3?.cut()
         // The scheduler (maybe a user's subclass) is released here, after the lock: it no longer holds
         // this storage alive through a cycle, and goes now if nothing else uses it.
@@ -375,8 +365,7 @@ extension UpdateStorage {
         let action = machine.apply(request, defaultAnimated: animated)
         if case .deferToInbox = action, let transaction {
             // Updaters are running: a later cycle, with the transaction.
-            let deferred = UpdateRequest.transaction(TransactionBox(transaction), update: request.isUpdate)
-            if !postFromDelivery(deferred, note: note) { drop(transaction, .contextReleased) }
+            if !postFromDelivery(request, carrying: transaction, note: note) { drop(transaction, .contextReleased) }
         } else if action.isEarlyFlush {
             // Kept after the flush (or dropped, when an updater of the flush released the context).
             perform(action, note: note)
@@ -392,9 +381,11 @@ extension UpdateStorage {
     /// A request made while updaters run: it waits in the inbox for a later cycle (counted there, when
     /// applied), and it is one more cycle towards the update-loop report. `false`: the context is gone.
     @discardableResult
-    func postFromDelivery(_ request: UpdateRequest, note: RequestNote?) -> Bool {
+    func postFromDelivery(_ request: UpdateRequest, carrying transaction: UpdateTransaction? = nil, note: RequestNote?)
+        -> Bool
+    {
         if let site = note?.site { noteRequestInDelivery(site) }
-        return post(request, note: note)
+        return post(request, carrying: transaction, note: note)
     }
 
     /// Publishes the machine's state for other threads in the scheduled byte: bit 0, `isScheduled`; bit 1,
@@ -417,7 +408,7 @@ extension UpdateStorage {
     package var hasNonAnimatedRequestPending: Bool {
         if cvu_byte_load_relaxed(flags + Self.scheduledFlag) & Published.nonAnimated != 0 { return true }
         guard inboxHasRequests else { return false }
-        return withShared { shared in shared.inbox.contains { $0.request.isNonAnimated } }
+        return withShared { shared in shared.inbox.contains { $0.request == .setNeedsUpdate(false) } }
     }
 
     /// Applies the inbox first, so that a main-thread request comes after what other threads asked
@@ -438,13 +429,7 @@ extension UpdateStorage {
             defer { shared.inbox.removeAll() }
             return shared.inbox
         }
-        for entry in entries {
-            if case .transaction(let box, let update) = entry.request {
-                apply(.carrying(box.transaction, update: update), carrying: box.transaction, note: entry.note)
-            } else {
-                apply(entry.request, note: entry.note)
-            }
-        }
+        for entry in entries { apply(entry.request, carrying: entry.transaction, note: entry.note) }
         publishScheduled()
         withShared { shared in
             // Requests posted meanwhile keep the flag (and registered the storage for a turn of their own).
@@ -454,10 +439,13 @@ extension UpdateStorage {
 
     // MARK: Any thread
 
-    /// Puts a request in the inbox, applied on the main thread at its next turn, in arrival order, and
-    /// counted by diagnostics there (`note`). Returns `false` when the context is gone (the request is dropped).
+    /// Puts a request (with the transaction it carries) in the inbox, applied on the main thread at its next
+    /// turn, in arrival order, and counted by diagnostics there (`note`). Returns `false` when the context is
+    /// gone (the request is dropped; the caller tells the transaction).
     @discardableResult
-    func post(_ request: UpdateRequest, note: RequestNote? = nil) -> Bool {
+    func post(_ request: UpdateRequest, carrying transaction: UpdateTransaction? = nil, note: RequestNote? = nil)
+        -> Bool
+    {
         var accepted = true
         let needsTurn = withShared { shared -> Bool in
             if isCancelled {
@@ -465,7 +453,8 @@ extension UpdateStorage {
                 return false
             }
             UpdateStateMachine.enqueue(
-                InboxEntry(request: request, note: note ?? RequestNote(nil)), into: &shared.inbox)
+                InboxEntry(request: request, transaction: transaction, note: note ?? RequestNote(nil)),
+                into: &shared.inbox)
             cvu_flag_store_release(flags + Self.inboxFlag, true)
             if shared.inboxIsQueued { return false }
             shared.inboxIsQueued = true
@@ -480,44 +469,22 @@ extension UpdateStorage {
 // The main thread's API of a context (and its recoveries when called elsewhere), and the lifecycle and
 // outside entry points.
 extension UpdateStorage {
-    /// `update(animated:)`. Off the main thread — a mistake — it reports (debug builds stop at the
-    /// caller's line) and becomes a forced update in the next main-thread cycle, as a lifecycle refresh
-    /// posted there does.
-    func update(
-        _ flag: Bool?, api: String = "update(animated:)",
-        recovery: String = ": it delivers synchronously. Call setNeedsUpdate(animated:) from other threads; "
-            + "this call becomes an update in the next main-thread cycle.", file: StaticString, line: UInt
-    ) {
-        if let current = UpdateTransaction.current {
-            // Inside `withUpdateTransaction`: the update carries the scope's transaction, on every path (and
-            // a misuse still names the API the caller used).
-            update(transaction: current.applying(flag), api: api, recovery: recovery, file: file, line: line)
-            return
+    /// `update(animated:)`, or `update(transaction:)` when `transaction` is given (inside a scope it joins the
+    /// scope: the scope's completions wait for this update too). Off the main thread — a mistake — it reports
+    /// (debug builds stop at the caller's line) and becomes a forced update, with what it carries, in the next
+    /// main-thread cycle, as a lifecycle refresh posted there does.
+    func update(_ flag: Bool?, transaction: UpdateTransaction? = nil, file: StaticString, line: UInt) {
+        let (api, instead) = transaction == nil ? ("animated:", "") : ("transaction:", " with its transaction")
+        _ = isOnSchedulerThreadOrReport(
+            "update(\(api))",
+            recovery: ": it delivers synchronously. Call setNeedsUpdate(\(api)) from other threads; this call "
+                + "becomes an update\(instead) in the next main-thread cycle.", file: file, line: line)
+        let site = RequestSite(file: file, line: line)
+        if let transaction {
+            submit(transaction.joiningCurrentScope(), update: true, site: site)
+        } else {
+            submit(flag, update: true, site: site)
         }
-        guard
-            isOnSchedulerThreadOrReport(api, recovery: recovery, file: file, line: line)
-        else {
-            post(.update(flag), note: RequestNote(RequestSite(file: file, line: line)).carried())
-            return
-        }
-        drainInboxIfNeeded()
-        apply(.update(flag), note: RequestNote(RequestSite(file: file, line: line)))
-    }
-
-    /// `update(transaction:)`, and `update()` inside a scope. Off the main thread — a mistake — it reports
-    /// (debug builds stop at the caller's line) and becomes one forced update with `transaction` in the
-    /// next main-thread cycle.
-    func update(
-        transaction: UpdateTransaction, api: String = "update(transaction:)",
-        recovery: String = ": it delivers synchronously. Call setNeedsUpdate(transaction:) from other threads; "
-            + "this call becomes an update with its transaction in the next main-thread cycle.",
-        file: StaticString, line: UInt
-    ) {
-        // Inside a scope the request joins it (its completions wait for this update too).
-        let transaction = transaction.joiningCurrentScope()
-        // Off the main thread (reported) it goes to the inbox, as one update.
-        _ = isOnSchedulerThreadOrReport(api, recovery: recovery, file: file, line: line)
-        request(transaction, update: true, site: RequestSite(file: file, line: line))
     }
 
     /// A lifecycle event: `update()` on the main thread, a deferred update anywhere else. Called by the
@@ -525,20 +492,8 @@ extension UpdateStorage {
     /// for the call, or does nothing once the context is gone.
     package func refresh() {
         guard let scheduler = retainedScheduler() else { return }
-        withExtendedLifetime(scheduler) {
-            // Posted inside `withUpdateTransaction`: the refresh carries the scope's transaction, as `update()`
-            // there does (on another thread, to the inbox with it).
-            if let current = UpdateTransaction.current {
-                request(current, update: true, site: nil)
-                return
-            }
-            guard isOnSchedulerThread else {
-                post(.update(nil))
-                return
-            }
-            drainInboxIfNeeded()
-            apply(.update(nil), note: nil)
-        }
+        // Inside `withUpdateTransaction` the refresh carries the scope's transaction, as `update()` there does.
+        withExtendedLifetime(scheduler) { submit(nil, update: true, site: nil) }
     }
 
     /// `setNeedsUpdate(animated:)` from outside the context (the link: Observation's `onChange`, async

@@ -41,8 +41,7 @@ extension ViewUpdatingContext {
     /// The slow path of ``setNeedsUpdate(transaction:file:line:)``.
     @usableFromInline
     func _request(_ transaction: UpdateTransaction, file: StaticString, line: UInt) {
-        storage.requestSlowly(
-            transaction.joiningCurrentScope(), update: false, site: RequestSite(file: file, line: line))
+        storage.submit(transaction.joiningCurrentScope(), update: false, site: RequestSite(file: file, line: line))
     }
 
     /// Delivers at once with `transaction` (merged after what is pending) and cancels the update scheduled
@@ -53,7 +52,7 @@ extension ViewUpdatingContext {
     /// caller's line; a release build warns through `UpdateDiagnostics` and makes it one forced update in
     /// the next main-thread cycle, with `transaction` (its completions run after that delivery).
     public func update(transaction: UpdateTransaction, file: StaticString = #fileID, line: UInt = #line) {
-        storage.update(transaction: transaction, file: file, line: line)
+        storage.update(nil, transaction: transaction, file: file, line: line)
     }
 
     /// Registers an updater that receives the delivery's transaction: its animation (or `nil`), its custom
