@@ -159,7 +159,7 @@ public final class StateUpdatingContext<State: Equatable> {
         let me = ThreadIdentity.current
         let storage = context.storage
         let mayFlushFirst =
-            animated == true && storage.isOnSchedulerThread && !storage.machine.isDelivering
+            animated == true && storage.isOnSchedulerThread && !storage.isDelivering
         /// The early flush was made (once, and only for a change: an equal state requests nothing).
         var flushesFirst = false
         while true {

@@ -124,6 +124,13 @@ extension UpdateStorage {
         machine.ledger?.delivering ?? UpdateTransaction(animation: animated ? .default : nil)
     }
 
+    /// The transaction of the delivery under way (``deliveryTransaction(animated:)``), if updaters are running:
+    /// `nil` elsewhere, and on another thread.
+    var transactionUnderWay: UpdateTransaction? {
+        guard isOnSchedulerThread, let delivery = machine.delivering else { return nil }
+        return deliveryTransaction(animated: delivery.animated)
+    }
+
     /// The request carrying `transaction` (claimed) was dropped: its completions are told (on the main
     /// thread) once no other request holds them.
     func drop(_ transaction: UpdateTransaction, _ reason: UpdateCompletion.DropReason) {

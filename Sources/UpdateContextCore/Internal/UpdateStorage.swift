@@ -54,7 +54,7 @@ package final class UpdateStorage: TurnClient, @unchecked Sendable {
 
     // The fields in this order fit the smallest allocation (an idle context ≤ 300 B with the flags' own).
     /// The state machine: main thread (the scheduler's thread) only.
-    @exclusivity(unchecked) package var machine = UpdateStateMachine()
+    @exclusivity(unchecked) var machine = UpdateStateMachine()
     /// What other threads touch: only inside `withShared`.
     @exclusivity(unchecked) private var shared = Shared()
     /// What diagnostics call the context (four bytes: an index into the labels' table).
@@ -520,6 +520,14 @@ extension UpdateStorage {
         perform(machine.updateIfNeeded(defaultAnimated: animated))
     }
 
+    /// An animating scope begins on this context's thread (``AnimatedScopeFlush``): what is pending is delivered
+    /// now (not while suspended, nor while this context's updaters run: what they asked waits for a later cycle).
+    func flushBeforeAnimatedScope() {
+        guard !isCancelled, isOnSchedulerThread, !machine.isDelivering else { return }
+        drainInboxIfNeeded()
+        perform(machine.updateIfNeeded(defaultAnimated: animated, isScopeFlush: true))
+    }
+
     /// Runs `body` and answers whether it requested an update of this context (any request: `nil`,
     /// `false`, `true`, `update()`), even one that changed nothing because an update was already pending.
     /// Main thread, when `updateIfNeeded()` could not deliver what was pending (suspended, or inside an
@@ -576,6 +584,11 @@ extension UpdateStorage {
         let action = machine.resume(defaultAnimated: animated)
         publishScheduled()  // suspended, for descriptions read elsewhere
         perform(action)
+    }
+
+    /// Whether this context's updaters are running: main thread.
+    package var isDelivering: Bool {
+        machine.isDelivering
     }
 
     /// The number of the delivery under way (or of the last one): main thread, inside updaters.

@@ -161,13 +161,3 @@ enum AnimatedScopeFlush {
         }
     }
 }
-
-extension UpdateStorage {
-    /// An animating scope begins on this context's thread: what is pending is delivered now (not while
-    /// suspended, nor while this context's updaters run: what they asked waits for a later cycle).
-    func flushBeforeAnimatedScope() {
-        guard !isCancelled, isOnSchedulerThread, !machine.isDelivering else { return }
-        drainInboxIfNeeded()
-        perform(machine.updateIfNeeded(defaultAnimated: animated, isScopeFlush: true))
-    }
-}

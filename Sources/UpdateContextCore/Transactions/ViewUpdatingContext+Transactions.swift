@@ -83,10 +83,7 @@ extension ViewUpdatingContext {
     /// The transaction of the delivery under way, for an updater registered with ``onUpdate(_:)`` (or a
     /// ``ViewUpdating`` object's `updateView(animated:)`): `nil` outside a delivery. Main thread.
     public var deliveryTransaction: UpdateTransaction? {
-        guard storage.isOnSchedulerThread, let delivery = storage.machine.delivering else {
-            return nil
-        }
-        return storage.deliveryTransaction(animated: delivery.animated)
+        storage.transactionUnderWay
     }
 
     /// Performs `changes` inside the animation of the delivery under way — the transaction's, so a

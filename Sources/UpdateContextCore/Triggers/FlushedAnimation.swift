@@ -80,7 +80,7 @@ extension ViewUpdatingContext {
         updateIfNeeded(file: file, line: line)
         // What step 1's updaters asked is delivered too, once, before `changes` run: made after the changes, its
         // delivery (the rules' early flush of a non-animated request) would show them without animation.
-        if isUpdatePending && !storage.machine.isDelivering && !storage.isSuspended {
+        if isUpdatePending && !storage.isDelivering && !storage.isSuspended {
             updateIfNeeded(file: file, line: line)
         }
         let ran = RanFlag()
