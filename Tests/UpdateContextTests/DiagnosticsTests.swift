@@ -322,6 +322,99 @@ final class DiagnosticsTests: XCTestCase {
         XCTAssertTrue(recorder.reports(label: "innocent view").isEmpty, "\(recorder.reports(label: "innocent view"))")
     }
 
+    /// A slow turn names its context at once only when its one delivery called one updater and ran no
+    /// completions: two fast deliveries in one turn (the rules' early flush, then the animated one) are not one
+    /// slow updater.
+    func testTwoFastDeliveriesInOneTurnAreNotOneSlowUpdater() {
+        let clock: ManualScheduler = scheduler
+        let context = ViewUpdatingContext(label: "two deliveries", scheduler: scheduler, refreshEvents: [])
+        var calls = 0
+        context.onUpdate { _ in
+            calls += 1
+            clock.advanceClock(milliseconds: 10)
+        }
+        onAnotherThread {
+            context.setNeedsUpdate(animated: false)
+            context.setNeedsUpdate(animated: true)
+        }
+        scheduler.turn()
+        XCTAssertEqual(calls, 2, "the early flush and the animated delivery, in one turn")
+        XCTAssertTrue(recorder.reports(label: "two deliveries", kind: .slowUpdater).isEmpty, "\(recorder.all)")
+    }
+
+    /// The time of a completion run by an earlier delivery of the same turn is not blamed on the updater.
+    func testACompletionInAnEarlierDeliveryOfTheTurnIsNotBlamedOnTheUpdater() {
+        let clock: ManualScheduler = scheduler
+        let context = ViewUpdatingContext(label: "flush completion", scheduler: scheduler, refreshEvents: [])
+        context.onUpdate { _ in }
+        let told = NotificationCoalescing.Locked(0)
+        onAnotherThread {
+            var transaction = UpdateTransaction()
+            transaction.addCompletion { _ in
+                told.withLock { $0 += 1 }
+                clock.advanceClock(milliseconds: 40)
+            }
+            context.setNeedsUpdate(transaction: transaction)
+            context.setNeedsUpdate(animated: true)
+        }
+        scheduler.turn()
+        XCTAssertEqual(told.withLock { $0 }, 1, "the completion ran in the turn")
+        XCTAssertTrue(recorder.reports(label: "flush completion", kind: .slowUpdater).isEmpty, "\(recorder.all)")
+    }
+
+    /// A delivery that called two updaters (the second removed the first) is not one slow updater: what the
+    /// delivery called counts, not what is registered when the turn ends.
+    func testADeliveryOfTwoUpdatersIsNotOneSlowUpdater() {
+        let clock: ManualScheduler = scheduler
+        let context = ViewUpdatingContext(label: "two updaters", scheduler: scheduler, refreshEvents: [])
+        var calls = 0
+        let first = context.onUpdate { _ in
+            calls += 1
+            clock.advanceClock(milliseconds: 10)
+        }
+        context.onUpdate { _ in
+            calls += 1
+            clock.advanceClock(milliseconds: 10)
+            first.remove()
+        }
+        context.setNeedsUpdate()
+        scheduler.turn()
+        XCTAssertEqual(calls, 2)
+        XCTAssertTrue(recorder.reports(label: "two updaters", kind: .slowUpdater).isEmpty, "\(recorder.all)")
+    }
+
+    /// A turn that served one context listed twice (requested from another thread and from the main thread)
+    /// still names its one slow updater at once.
+    func testASlowUpdaterOfAContextListedTwiceIsNamedAtOnce() {
+        let clock: ManualScheduler = scheduler
+        let context = ViewUpdatingContext(label: "listed twice", scheduler: scheduler, refreshEvents: [])
+        var calls = 0
+        context.onUpdate { _ in
+            calls += 1
+            clock.advanceClock(milliseconds: 40)
+        }
+        onAnotherThread { context.setNeedsUpdate() }
+        context.setNeedsUpdate()
+        scheduler.turn()
+        XCTAssertEqual(calls, 1)
+        XCTAssertEqual(recorder.reports(label: "listed twice", kind: .slowUpdater).count, 1, "\(recorder.all)")
+    }
+
+    /// A child delivered by its parent's updater (`update()` inside the turn) and slow every time is named:
+    /// the parent, blamed once for the time it spent in the child, then lets the next turns time each updater.
+    func testAChildUpdaterSlowEveryTimeIsNamed() {
+        let clock: ManualScheduler = scheduler
+        let parent = ViewUpdatingContext(label: "parent", scheduler: scheduler, refreshEvents: [])
+        let child = ViewUpdatingContext(label: "child", scheduler: scheduler, refreshEvents: [])
+        child.onUpdate { _ in clock.advanceClock(milliseconds: 40) }
+        parent.onUpdate { _ in child.update() }
+        for _ in 0..<5 {
+            parent.setNeedsUpdate()
+            scheduler.turn()
+        }
+        XCTAssertEqual(recorder.reports(label: "child", kind: .slowUpdater).count, 1, "\(recorder.all)")
+    }
+
     func testFastUpdatersAreNotReported() {
         let clock: ManualScheduler = scheduler
         let context = ViewUpdatingContext(label: "fast", scheduler: scheduler, refreshEvents: [])

@@ -111,7 +111,7 @@ open class CoalescingScheduler: @unchecked Sendable {
     /// Nesting depth of `runTurn` on the scheduler's thread (a handler may run a nested loop).
     @exclusivity(unchecked) nonisolated(unsafe) var turnDepth = 0
     /// How many more turns time each delivery's updaters, after a turn slower than a frame that could not
-    /// name its culprit (scheduler's thread; see ``noteTurnEnded(began:only:)``).
+    /// name its culprit (scheduler's thread; see ``noteTurnEnded(began:clients:)``).
     @exclusivity(unchecked) nonisolated(unsafe) var timedTurns: UInt32 = 0
     /// The turn under way on the scheduler's thread (no clients outside one): the clients it took, and how far
     /// it got. A nested common turn takes what it, and the turns it runs inside, have not reached.
@@ -406,7 +406,7 @@ extension CoalescingScheduler {
         current = enclosing.removeLast()
         turnDepth -= 1
         Signposts.end(interval)
-        noteTurnEnded(began: began, only: count == 1 ? clients[0] : nil)
+        noteTurnEnded(began: began, clients: clients)
         if ownerWaiting.isEmpty {
             clients.removeAll(keepingCapacity: true)
             swap(&clients, &ownerWaiting)
@@ -558,15 +558,17 @@ extension CoalescingScheduler: CustomDebugStringConvertible {
         return began
     }
 
-    /// The turn begun at `began` has ended. A turn slower than a frame is timed as a whole (two clock reads a
-    /// turn, none per delivery): when it served `only` one client, that client may name itself (a context with
-    /// one updater and no completions); otherwise the next turns time each updater, so that a slow one is
-    /// named when it is slow again.
+    /// The turn begun at `began`, which took `clients`, has ended. A turn is timed as a whole (two clock reads
+    /// a turn, none per delivery); when one slower than a frame served one client (listed once or more), that
+    /// client may name itself (see ``TurnClient/reportSlowTurn(nanoseconds:)``); otherwise the next turns time
+    /// each updater, so that a slow one is named when it is slow again.
     @inline(__always)
-    final func noteTurnEnded(began: UInt64, only client: (any TurnClient)?) {
+    final func noteTurnEnded(began: UInt64, clients: [any TurnClient]) {
         let elapsed = now() &- began
         guard elapsed > UpdateDiagnostics.frameNanoseconds else { return }
-        if client?.reportSlowTurn(nanoseconds: elapsed) != true { timedTurns = Self.timedTurnsAfterASlowOne }
+        let first = clients[0]
+        let named = clients.allSatisfy { $0 === first } && first.reportSlowTurn(nanoseconds: elapsed)
+        if !named { timedTurns = Self.timedTurnsAfterASlowOne }
     }
 
     /// How many turns time each delivery after a turn slower than a frame.

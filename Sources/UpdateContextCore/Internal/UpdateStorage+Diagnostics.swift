@@ -78,10 +78,12 @@ extension UpdateStorage {
                 duration: Double(nanoseconds) / 1e9))
     }
 
-    /// The turn that served only this context was slower than a frame: names its one updater, if its last
-    /// delivery was in that turn, untimed, with no completions after it (else the next turns time each).
+    /// The turn that served only this context was slower than a frame: names its updater when the turn made
+    /// one untimed delivery, of one updater, with no completions, and the context was not reported before.
+    /// Otherwise the next turns time each updater (`false`).
     package func reportSlowTurn(nanoseconds: UInt64) -> Bool {
-        guard machine.diagnostics.remove(.untimedInTurn) != nil, updaterCount == 1 else { return false }
+        let bits = machine.diagnostics
+        guard bits.contains(.soloCall), !bits.contains(.slowReported) else { return false }
         noteSlowUpdater(index: 0, nanoseconds: nanoseconds)
         return true
     }
@@ -225,7 +227,7 @@ extension UpdateStorage {
 ///
 /// Each updater is timed (a clock read, ~30 ns, per updater) in deliveries outside a turn, while recording,
 /// and in the turns after a slow one that could not name its culprit; other turns are timed whole by the
-/// scheduler (``CoalescingScheduler/noteTurnEnded(began:only:)``).
+/// scheduler (``CoalescingScheduler/noteTurnEnded(began:clients:)``).
 struct DeliveryProbe {
     private let absorbed: UInt32
     private let recordedSite: UpdateDiagnostics.Report.CallSite?
@@ -259,26 +261,32 @@ struct DeliveryProbe {
     /// An updater returned: reported if it took longer than a frame (in a timed delivery).
     @inline(__always)
     mutating func updaterReturned(_ storage: UpdateStorage) {
+        index += 1
         guard isTimed else { return }
         let now = storage.withScheduler { $0.now() }
         if now &- time > UpdateDiagnostics.frameNanoseconds {
-            storage.noteSlowUpdater(index: index, nanoseconds: now &- time)
+            storage.noteSlowUpdater(index: index - 1, nanoseconds: now &- time)
             time = storage.withScheduler { $0.now() }  // the report's handler is not the next updater's time
         } else {
             time = now
         }
-        index += 1
     }
 
     /// The updaters have returned; `transaction`'s completions run next.
     @inline(__always)
     func end(_ storage: UpdateStorage, _ delivery: Delivery, transaction: CompletionGroup?) {
         Signposts.end(interval)
-        // What a slow turn that served only this context may blame on its updater: not completions' time.
-        if inTurn && !isTimed && transaction == nil {
-            storage.machine.diagnostics.insert(.untimedInTurn)
-        } else {
-            storage.machine.diagnostics.remove(.untimedInTurn)
+        // What a slow turn that served only this context may blame on its updater: one untimed call, and
+        // nothing else in the turn (no other delivery, updater or completion).
+        if inTurn {
+            var bits = storage.machine.diagnostics
+            if isTimed || transaction != nil || index != 1 || !bits.isDisjoint(with: [.soloCall, .otherWork]) {
+                bits.remove(.soloCall)
+                bits.insert(.otherWork)
+            } else {
+                bits.insert(.soloCall)
+            }
+            storage.machine.diagnostics = bits
         }
         if recording {
             storage.reportDelivery(
@@ -302,9 +310,11 @@ struct DiagnosticsBits: OptionSet {
     static let slowReported = DiagnosticsBits(rawValue: 1 << 2)
     /// Recording noted a first request for the next delivery (kept by the link).
     static let recordedSite = DiagnosticsBits(rawValue: 1 << 3)
-    /// The last delivery was in a turn, untimed, with no completions after it: a slow turn that served only
-    /// this context blames its updater.
-    static let untimedInTurn = DiagnosticsBits(rawValue: 1 << 4)
+    /// This turn's deliveries of the context so far: one untimed call of one updater, with no completions (a
+    /// slow turn that served only this context blames that updater), or anything else (`otherWork`). Cleared
+    /// when a turn begins to serve the context.
+    static let soloCall = DiagnosticsBits(rawValue: 1 << 4)
+    static let otherWork = DiagnosticsBits(rawValue: 1 << 5)
 }
 
 /// What the always-on reports need to know.

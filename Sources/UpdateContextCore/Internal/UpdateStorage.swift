@@ -711,7 +711,7 @@ extension UpdateStorage {
             withShared { $0.inboxIsQueued = false }
             return nil
         case .run:
-            break
+            machine.diagnostics.subtract([.soloCall, .otherWork])  // what this turn delivers, for a slow turn
         }
         drainInboxIfNeeded()
         let delivery = machine.turnEnded(defaultAnimated: animated)
