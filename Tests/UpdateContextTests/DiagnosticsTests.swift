@@ -576,6 +576,22 @@ final class DiagnosticsTests: XCTestCase {
 
     // MARK: debugDescription
 
+    /// Inside a turn, a scheduler's description lists the contexts the turn has not reached yet as waiting (they
+    /// wait on it as much as the next turn's do); the one whose updater is running is not listed.
+    func testASchedulersDescriptionInsideATurnListsWhatTheTurnHasNotReached() {
+        let clock = scheduler!
+        let first = ViewUpdatingContext(label: "first in turn", scheduler: scheduler, refreshEvents: [])
+        let second = ViewUpdatingContext(label: "second in turn", scheduler: scheduler, refreshEvents: [])
+        var text = ""
+        first.onUpdate { _ in text = clock.debugDescription }
+        second.onUpdate { _ in }
+        first.setNeedsUpdate()
+        second.setNeedsUpdate()
+        scheduler.turn()
+        XCTAssertTrue(text.contains("waiting: second in turn"), text)
+        XCTAssertFalse(text.contains("first in turn"), text)
+    }
+
     func testDescriptionOfASuspendedContext() {
         let context = ViewUpdatingContext(label: "hidden", scheduler: scheduler, refreshEvents: [])
         context.onUpdate { _ in }

@@ -313,17 +313,21 @@ extension CoalescingScheduler {
             || queue.withLock { !$0.parked.isEmpty }
     }
 
-    /// The clients waiting for a turn — not reached yet by the turns under way, for the next one, and those
-    /// parked for another mode — each retained in the result (not the one a turn is calling): for work that must
-    /// act on everything pending before the turn (an animated scope's flush, ``ManualScheduler/isIdle``). On the
-    /// scheduler's thread only.
-    package final func waitingClients() -> [any TurnClient] {
-        var clients = enclosing.flatMap(\.unreached)
-        clients += current.unreached
-        clients += ownerWaiting
+    /// The clients waiting for a turn, each with the modes it is parked for (`nil`: the next turn), retained in
+    /// the result (not the one a turn is calling): on the scheduler's thread, those the turns under way have not
+    /// reached and its own list; from any thread, what other threads listed and what is parked. For work that
+    /// must act on everything pending before the turn (an animated scope's flush, ``ManualScheduler/isIdle``)
+    /// and for descriptions.
+    package final func waitingClients() -> [(client: any TurnClient, modes: [RunLoop.Mode]?)] {
+        var clients: [(client: any TurnClient, modes: [RunLoop.Mode]?)] = []
+        if isCurrent {
+            for client in enclosing.flatMap(\.unreached) + current.unreached + ownerWaiting {
+                clients.append((client, nil))
+            }
+        }
         queue.withLock { queue in
-            clients += queue.waiting
-            clients += queue.parked.map(\.client)
+            clients += queue.waiting.map { ($0, nil) }
+            clients += queue.parked.map { ($0.client, $0.modes) }
         }
         return clients
     }
@@ -594,16 +598,6 @@ extension CoalescingScheduler: CustomDebugStringConvertible {
         return "Is its thread blocked, or not running its run loop?"
     }
 
-    /// The clients waiting for a turn, with the modes of those parked for other modes (`nil`: the next
-    /// turn). The scheduler's own-thread list is read only on its thread. Labels are made outside the lock.
-    final func waitingClients() -> [(label: String, modes: [RunLoop.Mode]?)] {
-        var waiting = queue.withLock { queue -> [(DiagnosticLabel?, [RunLoop.Mode]?)] in
-            queue.waiting.map { ($0.diagnosticLabel, nil) } + queue.parked.map { ($0.client.diagnosticLabel, $0.modes) }
-        }
-        if isCurrent { waiting += ownerWaiting.map { ($0.diagnosticLabel, nil) } }
-        return waiting.map { ($0.0?.string ?? "(unlabelled)", $0.1) }
-    }
-
     /// How many turns that called clients have run (the serial a client's last turn is compared with).
     package final var turnCount: UInt64 { cvu_word_load_relaxed(turnWord + Word.turns) }
 
@@ -627,7 +621,8 @@ extension CoalescingScheduler: CustomDebugStringConvertible {
             text += "; it has not turned yet"
         }
         if isTurnOverdue { text += "; a turn asked for more than a second ago has not begun. " + stallAdvice }
-        let lines = waitingClients().map { label, modes in
+        let lines = waitingClients().map { client, modes in
+            let label = client.diagnosticLabel?.string ?? "(unlabelled)"
             guard let modes else { return "waiting: \(label)" }
             return "parked until a turn in \(modes.map(\.rawValue).joined(separator: " or ")): \(label)"
         }

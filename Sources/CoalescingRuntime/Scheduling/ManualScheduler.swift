@@ -138,7 +138,7 @@ public final class ManualScheduler: CoalescingScheduler, @unchecked Sendable {
     /// Read it on the scheduler's thread.
     public var isIdle: Bool {
         if !hasRequestedTurn && !hasPendingWork { return true }
-        return isCurrent && !waitingClients().contains { $0.hasWorkForTurn }
+        return isCurrent && !waitingClients().contains { $0.client.hasWorkForTurn }
     }
 
     /// Throws ``NotIdle`` unless ``isIdle``: call it at the end of a test, on the scheduler's thread. It passes

@@ -154,7 +154,7 @@ enum AnimatedScopeFlush {
         // the lists as they are now: what a delivery of the flush asks again waits for the next turn.
         var seen = Set<ObjectIdentifier>()
         for scheduler in due {
-            for case let storage as UpdateStorage in scheduler.waitingClients()
+            for case let storage as UpdateStorage in scheduler.waitingClients().map(\.client)
             where seen.insert(ObjectIdentifier(storage)).inserted {
                 storage.flushBeforeAnimatedScope()
             }
