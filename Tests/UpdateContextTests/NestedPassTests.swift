@@ -182,6 +182,28 @@ final class NestedPassTests: XCTestCase {
     }
 
     /// A context released by an earlier updater before the nested pass reaches it delivers nothing.
+    /// A nested pass run while a turn applies a context's inbox (a transaction value's `deinit`, released when a
+    /// request from another thread replaced it) reaches that context's second listing: it skips it — the turn
+    /// under way delivers it once, at its end — instead of stopping the program.
+    func testANestedPassDuringAContextsInboxSkipsItAndTheTurnDeliversOnce() {
+        let scheduler = ManualScheduler()
+        let context = ViewUpdatingContext(label: "draining", scheduler: scheduler, refreshEvents: [])
+        var shown: [String] = []
+        context.onUpdateWithTransaction { transaction in shown.append(transaction[TurnerKey.self].name) }
+        var first = UpdateTransaction()
+        first[TurnerKey.self] = Turner(name: "first", turning: scheduler)
+        context.setNeedsUpdate(transaction: first)  // listed on the main thread
+        first = UpdateTransaction()  // the context holds the only reference now
+        onAnotherThread {  // listed from another thread: replaces the value when the turn applies it
+            var second = UpdateTransaction()
+            second[TurnerKey.self] = Turner(name: "second", turning: nil)
+            context.setNeedsUpdate(transaction: second)
+        }
+        scheduler.turn()
+        XCTAssertEqual(shown, ["second"], "one delivery, showing the request applied last")
+        XCTAssertTrue(scheduler.isIdle)
+    }
+
     func testAContextReleasedBeforeTheNestedPassDeliversNothing() throws {
         let scheduler = ManualScheduler()
         let a = ViewUpdatingContext(label: "A", scheduler: scheduler, refreshEvents: [])
@@ -363,4 +385,16 @@ final class NestedPassTests: XCTestCase {
         XCTAssertFalse(reentered, "Q posted m inside n1's handler: \(posted)")
         XCTAssertEqual(Array(posted.prefix(2)), ["n1", "n2"])
     }
+}
+
+/// A transaction value that turns a scheduler when it is released (user code in a `deinit`).
+private final class Turner: Sendable {
+    let name: String
+    let scheduler: ManualScheduler?
+    init(name: String, turning scheduler: ManualScheduler?) { (self.name, self.scheduler) = (name, scheduler) }
+    deinit { scheduler?.turn() }
+}
+
+private enum TurnerKey: UpdateTransactionKey {
+    static let defaultValue = Turner(name: "none", turning: nil)
 }
