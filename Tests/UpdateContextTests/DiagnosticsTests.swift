@@ -415,6 +415,30 @@ final class DiagnosticsTests: XCTestCase {
         XCTAssertEqual(recorder.reports(label: "child", kind: .slowUpdater).count, 1, "\(recorder.all)")
     }
 
+    /// An updater slow every time is named the next time it runs, however many turns later: here it runs every
+    /// 150 turns beside a context delivered at every turn, so none of its slow turns can name it at once.
+    func testAnUpdaterSlowEveryTimeButRunningRarelyIsNamedTheNextTime() {
+        let clock: ManualScheduler = scheduler
+        let ticker = ViewUpdatingContext(label: "ticker", scheduler: scheduler, refreshEvents: [])
+        let rare = ViewUpdatingContext(label: "rare but slow", scheduler: scheduler, refreshEvents: [])
+        ticker.onUpdate { _ in }
+        var rareCalls = 0
+        rare.onUpdate { _ in
+            rareCalls += 1
+            clock.advanceClock(milliseconds: 40)
+        }
+        for turn in 0..<301 {
+            ticker.setNeedsUpdate()
+            if turn % 150 == 0 { rare.setNeedsUpdate() }
+            scheduler.turn()
+        }
+        XCTAssertEqual(rareCalls, 3)
+        let reports = recorder.reports(label: "rare but slow", kind: .slowUpdater)
+        XCTAssertEqual(reports.count, 1, "\(recorder.all)")
+        XCTAssertTrue(reports.first?.message.contains("updater #1 took 40.") == true, "\(reports)")
+        XCTAssertTrue(recorder.reports(label: "ticker").isEmpty, "\(recorder.all)")
+    }
+
     func testFastUpdatersAreNotReported() {
         let clock: ManualScheduler = scheduler
         let context = ViewUpdatingContext(label: "fast", scheduler: scheduler, refreshEvents: [])

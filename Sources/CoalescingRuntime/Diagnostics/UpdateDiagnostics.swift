@@ -104,10 +104,10 @@ extension UpdateDiagnostics {
             public static let delivery = Kind(name: "delivery")
             /// A context re-requested from inside its own delivery in 60 consecutive cycles.
             public static let updateLoop = Kind(name: "update loop")
-            /// An updater that took longer than a frame (16 ms). Turns are timed whole: a slow turn that made
-            /// one delivery to one updater names it; any other makes the next 120 turns on its thread time each
-            /// updater, so an updater that is slow every time is named the next time (deliveries outside a
-            /// turn, and while recording, are always timed).
+            /// An updater that took longer than a frame (16 ms). Turns are timed whole: a slow turn that served
+            /// one context, which made one call of one updater in it, names it; after any other, each context
+            /// the turn served times each updater of its next delivery, so an updater that is slow every time
+            /// is named the next time it runs (deliveries outside a turn, and while recording, are always timed).
             public static let slowUpdater = Kind(name: "slow updater")
             /// A context released while an update was pending: that update is never delivered.
             public static let releasedWithPendingUpdate = Kind(name: "released with pending update")

@@ -110,9 +110,8 @@ open class CoalescingScheduler: @unchecked Sendable {
     @exclusivity(unchecked) nonisolated(unsafe) var turnSerial: UInt64 = 0
     /// Nesting depth of `runTurn` on the scheduler's thread (a handler may run a nested loop).
     @exclusivity(unchecked) nonisolated(unsafe) var turnDepth = 0
-    /// How many more turns time each delivery's updaters, after a turn slower than a frame that could not
-    /// name its culprit (scheduler's thread; see ``noteTurnEnded(began:clients:)``).
-    @exclusivity(unchecked) nonisolated(unsafe) var timedTurns: UInt32 = 0
+    /// Timed deliveries under way on the scheduler's thread (see ``deliveryContext``).
+    @exclusivity(unchecked) nonisolated(unsafe) var timedDeliveries = 0
     /// The turn under way on the scheduler's thread (no clients outside one): the clients it took, and how far
     /// it got. A nested common turn takes what it, and the turns it runs inside, have not reached.
     @exclusivity(unchecked) nonisolated(unsafe) var current = RunningTurn(clients: [])
@@ -545,18 +544,23 @@ extension CoalescingScheduler {
 
 // What a scheduler tells diagnostics: when it last turned, whether a turn is overdue, and who waits on it.
 extension CoalescingScheduler: CustomDebugStringConvertible {
-    /// For a delivery beginning now (scheduler's thread): whether it is inside a turn, and whether it times
-    /// each updater (the turns after a slow one). A call, not the stored properties: read from another
-    /// module, they would be checked for exclusivity dynamically there.
-    package final var deliveryTiming: (inTurn: Bool, timesUpdaters: Bool) {
-        (turnDepth > 0, timedTurns > 0)
+    /// For a delivery beginning now (scheduler's thread): whether a turn is under way, and whether the delivery
+    /// runs inside a timed one (an updater's `update()` of another context), whose time it is part of: then it
+    /// is timed too. Calls, not the stored properties: read from another module, they would be checked for
+    /// exclusivity dynamically there.
+    package final var deliveryContext: (inTurn: Bool, insideTimed: Bool) {
+        (turnDepth > 0, timedDeliveries > 0)
+    }
+
+    /// A timed delivery began (`true`) or ended (`false`) on the scheduler's thread.
+    package final func timedDelivery(began: Bool) {
+        timedDeliveries += began ? 1 : -1
     }
 
     /// A turn that calls clients began (scheduler's thread): returns the clock's reading.
     @inline(__always)
     final func noteTurn() -> UInt64 {
         let began = now()
-        if timedTurns > 0 { timedTurns -= 1 }
         cvu_word_store_relaxed(turnWord + Word.lastTurn, began)
         cvu_word_store_relaxed(turnWord + Word.turns, cvu_word_load_relaxed(turnWord + Word.turns) &+ 1)
         return began
@@ -564,19 +568,16 @@ extension CoalescingScheduler: CustomDebugStringConvertible {
 
     /// The turn begun at `began`, which took `clients`, has ended. A turn is timed as a whole (two clock reads
     /// a turn, none per delivery); when one slower than a frame served one client (listed once or more), that
-    /// client may name itself (see ``TurnClient/reportSlowTurn(nanoseconds:)``); otherwise the next turns time
-    /// each updater, so that a slow one is named when it is slow again.
+    /// client may name itself (see ``TurnClient/reportSlowTurn(nanoseconds:)``); otherwise every client it
+    /// served times its next delivery, so that an updater slow every time is named the next time it runs.
     @inline(__always)
     final func noteTurnEnded(began: UInt64, clients: [any TurnClient]) {
         let elapsed = now() &- began
         guard elapsed > UpdateDiagnostics.frameNanoseconds else { return }
         let first = clients[0]
-        let named = clients.allSatisfy { $0 === first } && first.reportSlowTurn(nanoseconds: elapsed)
-        if !named { timedTurns = Self.timedTurnsAfterASlowOne }
+        if clients.allSatisfy({ $0 === first }) && first.reportSlowTurn(nanoseconds: elapsed) { return }
+        for client in clients { client.timeNextDelivery() }
     }
-
-    /// How many turns time each delivery after a turn slower than a frame.
-    static let timedTurnsAfterASlowOne: UInt32 = 120
 
     /// Whether a turn has been asked for and has not begun for more than a second (any thread): measured from
     /// when the waiting batch asked, or from the last turn if one began since.
@@ -673,12 +674,17 @@ package protocol TurnClient: AnyObject, Sendable {
     var hasWorkForTurn: Bool { get }
 
     /// The turn took `nanoseconds`, longer than a frame, and served only this client. Returns whether the
-    /// client named the culprit (reported it); `false` has the next turns time each updater. Scheduler's thread.
+    /// client named the culprit (reported it); `false` has it time its next delivery. Scheduler's thread.
     func reportSlowTurn(nanoseconds: UInt64) -> Bool
+
+    /// A turn that served this client was slower than a frame and named nobody: the client times each updater
+    /// of its next delivery. Scheduler's thread.
+    func timeNextDelivery()
 }
 
 extension TurnClient {
     package var diagnosticLabel: DiagnosticLabel? { nil }
     package var hasWorkForTurn: Bool { true }
     package func reportSlowTurn(nanoseconds: UInt64) -> Bool { false }
+    package func timeNextDelivery() {}
 }

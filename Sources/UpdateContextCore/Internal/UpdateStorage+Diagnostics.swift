@@ -80,12 +80,17 @@ extension UpdateStorage {
 
     /// The turn that served only this context was slower than a frame: names its updater when the turn made
     /// one untimed delivery, of one updater, with no completions, and the context was not reported before.
-    /// Otherwise the next turns time each updater (`false`).
+    /// Otherwise its next delivery times each updater (`false`).
     package func reportSlowTurn(nanoseconds: UInt64) -> Bool {
         let bits = machine.diagnostics
         guard bits.contains(.soloCall), !bits.contains(.slowReported) else { return false }
         noteSlowUpdater(index: 0, nanoseconds: nanoseconds)
         return true
+    }
+
+    /// A slow turn that served this context named nobody: its next delivery times each updater.
+    package func timeNextDelivery() {
+        machine.diagnostics.insert(.timeNextDelivery)
     }
 
     /// While recording: the report of one delivery.
@@ -226,8 +231,9 @@ extension UpdateStorage {
 /// and the recorded delivery's duration).
 ///
 /// Each updater is timed (a clock read, ~30 ns, per updater) in deliveries outside a turn, while recording,
-/// and in the turns after a slow one that could not name its culprit; other turns are timed whole by the
-/// scheduler (``CoalescingScheduler/noteTurnEnded(began:clients:)``).
+/// in a context's first delivery after a slow turn that served it without naming a culprit, and in deliveries
+/// made inside a timed one; turns are timed whole by the scheduler
+/// (``CoalescingScheduler/noteTurnEnded(began:clients:)``).
 struct DeliveryProbe {
     private let absorbed: UInt32
     private let recordedSite: UpdateDiagnostics.Report.CallSite?
@@ -249,10 +255,12 @@ struct DeliveryProbe {
         // forgets it (no stale site for a later one).
         let hasRecordedSite = storage.machine.diagnostics.remove(.recordedSite) != nil
         recordedSite = hasRecordedSite ? storage.linkIfMade?.takeRecordedSite() : nil
-        let (inTurn, timedTurn) = storage.withScheduler { $0.deliveryTiming }
+        let (inTurn, insideTimed) = storage.withScheduler { $0.deliveryContext }
         self.inTurn = inTurn
         recording = cvu_diagnostics_is_recording()
-        isTimed = !inTurn || timedTurn || recording
+        let suspect = storage.machine.diagnostics.remove(.timeNextDelivery) != nil
+        isTimed = !inTurn || insideTimed || recording || suspect
+        if isTimed { storage.withScheduler { $0.timedDelivery(began: true) } }
         began = isTimed ? storage.withScheduler { $0.now() } : 0
         time = began
         interval = Signposts.begin(.delivery, label: storage.label.string, count: Int(absorbed))
@@ -276,6 +284,7 @@ struct DeliveryProbe {
     @inline(__always)
     func end(_ storage: UpdateStorage, _ delivery: Delivery, transaction: CompletionGroup?) {
         Signposts.end(interval)
+        if isTimed { storage.withScheduler { $0.timedDelivery(began: false) } }
         // What a slow turn that served only this context may blame on its updater: one untimed call, and
         // nothing else in the turn (no other delivery, updater or completion).
         if inTurn {
@@ -315,6 +324,8 @@ struct DiagnosticsBits: OptionSet {
     /// when a turn begins to serve the context.
     static let soloCall = DiagnosticsBits(rawValue: 1 << 4)
     static let otherWork = DiagnosticsBits(rawValue: 1 << 5)
+    /// A slow turn served the context without naming a culprit: its next delivery times each updater.
+    static let timeNextDelivery = DiagnosticsBits(rawValue: 1 << 6)
 }
 
 /// What the always-on reports need to know.
