@@ -12,8 +12,8 @@ import Foundation
 /// behind a lock, with one-byte atomic flags (`flags`) so that the main thread takes the
 /// lock only when there is something to take.
 ///
-/// The path of a request: ``setNeedsUpdate(_:site:)`` (unless it is a no-op) → ``submit(_:update:carrying:site:)``,
-/// where every request enters → (main thread) ``apply(_:carrying:note:)`` → the machine's
+/// The path of a request: ``setNeedsUpdate(_:site:)`` (unless it is a no-op) → ``submit(_:update:site:)``, where
+/// every request enters (plain, or carrying a transaction) → (main thread) ``apply(_:carrying:note:)`` → the machine's
 /// `apply` → `.askForTurn` → ``perform(_:note:)`` → `scheduleOnOwnerThread` → at the end of the cycle the scheduler calls
 /// ``performTurn(_:)`` → `turnBegan`, the inbox applied, `turnEnded` → ``deliver(_:)`` → each updater.
 /// From another thread: ``post(_:carrying:note:)`` puts it in the inbox and registers for the next turn (one wake-up),
