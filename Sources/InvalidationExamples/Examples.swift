@@ -37,7 +37,7 @@ extension ViewInvalidation where Self == Focus {
     static var focus: Focus { Focus() }
 }
 
-/// A UIKit view with every built-in invalidation, alone and together (up to ten, as Apple's wrapper).
+/// A UIKit view with every built-in invalidation, alone and together (any number in one attribute).
 final class BadgeView: UIView, ViewUpdating {
     let updateContext = ViewUpdatingContext()
     /// Renders through `updateContext.onUpdate` closures (or nothing: a model whose view renders).

@@ -22,7 +22,7 @@ import UpdateContext
 /// ```
 ///
 /// Setting a value equal to the current one invalidates nothing; any other value runs every
-/// invalidation, in the order written, after storing it. Up to ten invalidations, as Apple's wrapper.
+/// invalidation, in the order written, after storing it. Any number of invalidations.
 ///
 /// Misuse does not compile: outside a view, only ``ViewUpdatingInvalidation``s are accepted (`.update` and
 /// your own), and only in a class that conforms to ``ViewUpdating``; view invalidations such as
@@ -42,192 +42,14 @@ public struct ViewInvalidating<Value: Equatable, Invalidation: ViewUpdatingInval
         self.invalidation = invalidation
     }
 
-    /// A property running 2 invalidations, in the order written, whenever it changes.
-    public init<I1, I2>(wrappedValue: Value, _ invalidation1: I1, _ invalidation2: I2)
-    where Invalidation == InvalidationPair<I1, I2>, I1: ViewUpdatingInvalidation, I2: ViewUpdatingInvalidation {
-        self.init(wrappedValue: wrappedValue, InvalidationPair(invalidation1, invalidation2))
-    }
-
-    /// A property running 3 invalidations, in the order written, whenever it changes.
-    public init<I1, I2, I3>(wrappedValue: Value, _ invalidation1: I1, _ invalidation2: I2, _ invalidation3: I3)
-    where
-        Invalidation == InvalidationPair<InvalidationPair<I1, I2>, I3>, I1: ViewUpdatingInvalidation,
-        I2: ViewUpdatingInvalidation, I3: ViewUpdatingInvalidation
-    {
-        self.init(
-            wrappedValue: wrappedValue, InvalidationPair(InvalidationPair(invalidation1, invalidation2), invalidation3))
-    }
-
-    /// A property running 4 invalidations, in the order written, whenever it changes.
-    public init<I1, I2, I3, I4>(
-        wrappedValue: Value, _ invalidation1: I1, _ invalidation2: I2, _ invalidation3: I3, _ invalidation4: I4
-    )
-    where
-        Invalidation == InvalidationPair<InvalidationPair<InvalidationPair<I1, I2>, I3>, I4>,
-        I1: ViewUpdatingInvalidation, I2: ViewUpdatingInvalidation, I3: ViewUpdatingInvalidation,
-        I4: ViewUpdatingInvalidation
-    {
-        self.init(
-            wrappedValue: wrappedValue,
-            InvalidationPair(
-                InvalidationPair(InvalidationPair(invalidation1, invalidation2), invalidation3), invalidation4))
-    }
-
-    /// A property running 5 invalidations, in the order written, whenever it changes.
-    public init<I1, I2, I3, I4, I5>(
-        wrappedValue: Value, _ invalidation1: I1, _ invalidation2: I2, _ invalidation3: I3, _ invalidation4: I4,
-        _ invalidation5: I5
-    )
-    where
-        Invalidation == InvalidationPair<InvalidationPair<InvalidationPair<InvalidationPair<I1, I2>, I3>, I4>, I5>,
-        I1: ViewUpdatingInvalidation, I2: ViewUpdatingInvalidation, I3: ViewUpdatingInvalidation,
-        I4: ViewUpdatingInvalidation, I5: ViewUpdatingInvalidation
-    {
-        self.init(
-            wrappedValue: wrappedValue,
-            InvalidationPair(
-                InvalidationPair(
-                    InvalidationPair(InvalidationPair(invalidation1, invalidation2), invalidation3), invalidation4),
-                invalidation5))
-    }
-
-    /// A property running 6 invalidations, in the order written, whenever it changes.
-    public init<I1, I2, I3, I4, I5, I6>(
-        wrappedValue: Value, _ invalidation1: I1, _ invalidation2: I2, _ invalidation3: I3, _ invalidation4: I4,
-        _ invalidation5: I5, _ invalidation6: I6
-    )
-    where
-        Invalidation == InvalidationPair<
-            InvalidationPair<InvalidationPair<InvalidationPair<InvalidationPair<I1, I2>, I3>, I4>, I5>, I6
-        >, I1: ViewUpdatingInvalidation, I2: ViewUpdatingInvalidation, I3: ViewUpdatingInvalidation,
-        I4: ViewUpdatingInvalidation, I5: ViewUpdatingInvalidation, I6: ViewUpdatingInvalidation
-    {
-        self.init(
-            wrappedValue: wrappedValue,
-            InvalidationPair(
-                InvalidationPair(
-                    InvalidationPair(
-                        InvalidationPair(InvalidationPair(invalidation1, invalidation2), invalidation3), invalidation4),
-                    invalidation5), invalidation6))
-    }
-
-    /// A property running 7 invalidations, in the order written, whenever it changes.
-    public init<I1, I2, I3, I4, I5, I6, I7>(
-        wrappedValue: Value, _ invalidation1: I1, _ invalidation2: I2, _ invalidation3: I3, _ invalidation4: I4,
-        _ invalidation5: I5, _ invalidation6: I6, _ invalidation7: I7
-    )
-    where
-        Invalidation == InvalidationPair<
-            InvalidationPair<
-                InvalidationPair<InvalidationPair<InvalidationPair<InvalidationPair<I1, I2>, I3>, I4>, I5>, I6
-            >, I7
-        >, I1: ViewUpdatingInvalidation, I2: ViewUpdatingInvalidation, I3: ViewUpdatingInvalidation,
-        I4: ViewUpdatingInvalidation, I5: ViewUpdatingInvalidation, I6: ViewUpdatingInvalidation,
-        I7: ViewUpdatingInvalidation
-    {
-        self.init(
-            wrappedValue: wrappedValue,
-            InvalidationPair(
-                InvalidationPair(
-                    InvalidationPair(
-                        InvalidationPair(
-                            InvalidationPair(InvalidationPair(invalidation1, invalidation2), invalidation3),
-                            invalidation4), invalidation5), invalidation6), invalidation7))
-    }
-
-    /// A property running 8 invalidations, in the order written, whenever it changes.
-    public init<I1, I2, I3, I4, I5, I6, I7, I8>(
-        wrappedValue: Value, _ invalidation1: I1, _ invalidation2: I2, _ invalidation3: I3, _ invalidation4: I4,
-        _ invalidation5: I5, _ invalidation6: I6, _ invalidation7: I7, _ invalidation8: I8
-    )
-    where
-        Invalidation == InvalidationPair<
-            InvalidationPair<
-                InvalidationPair<
-                    InvalidationPair<InvalidationPair<InvalidationPair<InvalidationPair<I1, I2>, I3>, I4>, I5>, I6
-                >, I7
-            >, I8
-        >, I1: ViewUpdatingInvalidation, I2: ViewUpdatingInvalidation, I3: ViewUpdatingInvalidation,
-        I4: ViewUpdatingInvalidation, I5: ViewUpdatingInvalidation, I6: ViewUpdatingInvalidation,
-        I7: ViewUpdatingInvalidation, I8: ViewUpdatingInvalidation
-    {
-        self.init(
-            wrappedValue: wrappedValue,
-            InvalidationPair(
-                InvalidationPair(
-                    InvalidationPair(
-                        InvalidationPair(
-                            InvalidationPair(
-                                InvalidationPair(InvalidationPair(invalidation1, invalidation2), invalidation3),
-                                invalidation4), invalidation5), invalidation6), invalidation7), invalidation8))
-    }
-
-    /// A property running 9 invalidations, in the order written, whenever it changes.
-    public init<I1, I2, I3, I4, I5, I6, I7, I8, I9>(
-        wrappedValue: Value, _ invalidation1: I1, _ invalidation2: I2, _ invalidation3: I3, _ invalidation4: I4,
-        _ invalidation5: I5, _ invalidation6: I6, _ invalidation7: I7, _ invalidation8: I8, _ invalidation9: I9
-    )
-    where
-        Invalidation == InvalidationPair<
-            InvalidationPair<
-                InvalidationPair<
-                    InvalidationPair<
-                        InvalidationPair<InvalidationPair<InvalidationPair<InvalidationPair<I1, I2>, I3>, I4>, I5>, I6
-                    >, I7
-                >, I8
-            >, I9
-        >, I1: ViewUpdatingInvalidation, I2: ViewUpdatingInvalidation, I3: ViewUpdatingInvalidation,
-        I4: ViewUpdatingInvalidation, I5: ViewUpdatingInvalidation, I6: ViewUpdatingInvalidation,
-        I7: ViewUpdatingInvalidation, I8: ViewUpdatingInvalidation, I9: ViewUpdatingInvalidation
-    {
-        self.init(
-            wrappedValue: wrappedValue,
-            InvalidationPair(
-                InvalidationPair(
-                    InvalidationPair(
-                        InvalidationPair(
-                            InvalidationPair(
-                                InvalidationPair(
-                                    InvalidationPair(InvalidationPair(invalidation1, invalidation2), invalidation3),
-                                    invalidation4), invalidation5), invalidation6), invalidation7), invalidation8),
-                invalidation9))
-    }
-
-    /// A property running 10 invalidations, in the order written, whenever it changes.
-    public init<I1, I2, I3, I4, I5, I6, I7, I8, I9, I10>(
-        wrappedValue: Value, _ invalidation1: I1, _ invalidation2: I2, _ invalidation3: I3, _ invalidation4: I4,
-        _ invalidation5: I5, _ invalidation6: I6, _ invalidation7: I7, _ invalidation8: I8, _ invalidation9: I9,
-        _ invalidation10: I10
-    )
-    where
-        Invalidation == InvalidationPair<
-            InvalidationPair<
-                InvalidationPair<
-                    InvalidationPair<
-                        InvalidationPair<
-                            InvalidationPair<InvalidationPair<InvalidationPair<InvalidationPair<I1, I2>, I3>, I4>, I5>,
-                            I6
-                        >, I7
-                    >, I8
-                >, I9
-            >, I10
-        >, I1: ViewUpdatingInvalidation, I2: ViewUpdatingInvalidation, I3: ViewUpdatingInvalidation,
-        I4: ViewUpdatingInvalidation, I5: ViewUpdatingInvalidation, I6: ViewUpdatingInvalidation,
-        I7: ViewUpdatingInvalidation, I8: ViewUpdatingInvalidation, I9: ViewUpdatingInvalidation,
-        I10: ViewUpdatingInvalidation
-    {
-        self.init(
-            wrappedValue: wrappedValue,
-            InvalidationPair(
-                InvalidationPair(
-                    InvalidationPair(
-                        InvalidationPair(
-                            InvalidationPair(
-                                InvalidationPair(
-                                    InvalidationPair(
-                                        InvalidationPair(InvalidationPair(invalidation1, invalidation2), invalidation3),
-                                        invalidation4), invalidation5), invalidation6), invalidation7), invalidation8),
-                    invalidation9), invalidation10))
+    /// A property running every invalidation listed, in the order written, whenever it changes to a different
+    /// value: Apple's `@Invalidating(.a, .b)`, with any number of them.
+    public init<First: ViewUpdatingInvalidation, Second: ViewUpdatingInvalidation, each Rest: ViewUpdatingInvalidation>(
+        wrappedValue: Value, _ first: First, _ second: Second, _ rest: repeat each Rest
+    ) where Invalidation == InvalidationList<any ViewUpdatingInvalidation> {
+        var invalidations: [any ViewUpdatingInvalidation] = [first, second]
+        for invalidation in repeat each rest { invalidations.append(invalidation) }
+        self.init(wrappedValue: wrappedValue, InvalidationList(invalidations))
     }
 
     @available(*, unavailable, message: "@ViewInvalidating works only on stored properties of classes")
@@ -286,36 +108,29 @@ public protocol ViewUpdatingInvalidation {
     func invalidate(object: any ViewUpdating)
 }
 
-/// Two invalidations run in turn: what a list of invalidations in one attribute becomes (Apple's
-/// `UIView.Invalidations.Tuple`). It is an invalidation of whatever kind both of its members are.
-public struct InvalidationPair<First, Second> {
-    /// The invalidation that runs first.
-    public let first: First
-    /// The invalidation that runs second.
-    public let second: Second
+/// Invalidations run in turn, in the order written: what a list of them in one attribute becomes (Apple's
+/// `Invalidations.Tuple`). Outside views its elements are ``ViewUpdatingInvalidation``s; inside them,
+/// ``ViewInvalidation``s.
+public struct InvalidationList<Element> {
+    let invalidations: [Element]
 
-    /// The two invalidations, run in this order.
-    public init(_ first: First, _ second: Second) {
-        self.first = first
-        self.second = second
+    init(_ invalidations: [Element]) {
+        self.invalidations = invalidations
     }
 }
 
-extension InvalidationPair: Sendable where First: Sendable, Second: Sendable {}
-
-// For every pair, not only pairs of object invalidations: inside a view, `.layout, .update(animated: true)`
-// pairs a view invalidation with an update, and the update's flush must come before the change too.
-extension InvalidationPair: UpdateRequestingInvalidation {
+// Whatever its elements: inside a view, `.layout, .update(animated: true)` lists a view invalidation with an
+// update, and the update's flush must come before the change too.
+extension InvalidationList: UpdateRequestingInvalidation {
     func flushBeforeChange(of object: any ViewUpdating) {
-        (first as? any UpdateRequestingInvalidation)?.flushBeforeChange(of: object)
-        (second as? any UpdateRequestingInvalidation)?.flushBeforeChange(of: object)
+        for case let requesting as any UpdateRequestingInvalidation in invalidations {
+            requesting.flushBeforeChange(of: object)
+        }
     }
 }
 
-extension InvalidationPair: ViewUpdatingInvalidation
-where First: ViewUpdatingInvalidation, Second: ViewUpdatingInvalidation {
+extension InvalidationList: ViewUpdatingInvalidation where Element == any ViewUpdatingInvalidation {
     public func invalidate(object: any ViewUpdating) {
-        first.invalidate(object: object)
-        second.invalidate(object: object)
+        for invalidation in invalidations { invalidation.invalidate(object: object) }
     }
 }

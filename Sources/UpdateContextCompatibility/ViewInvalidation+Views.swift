@@ -88,10 +88,9 @@ extension InvalidatedView {
     public typealias ViewInvalidating = ViewPropertyInvalidating
 }
 
-extension InvalidationPair: ViewInvalidation where First: ViewInvalidation, Second: ViewInvalidation {
+extension InvalidationList: ViewInvalidation where Element == any ViewInvalidation {
     public func invalidate(view: InvalidatedView) {
-        first.invalidate(view: view)
-        second.invalidate(view: view)
+        for invalidation in invalidations { invalidation.invalidate(view: view) }
     }
 }
 #endif

@@ -29,7 +29,7 @@ import AppKit
 ///
 /// Setting a value equal to the current one invalidates nothing; any other value runs every
 /// invalidation, in the order written, after storing it, then tells the view if it conforms to
-/// ``ViewInvalidationObserving``. Up to ten invalidations.
+/// ``ViewInvalidationObserving``. Any number of invalidations.
 ///
 /// > Important: Views are main-thread only: setting the property elsewhere stops on a precondition.
 /// > `.update` in a view that does not conform to ``ViewUpdating`` compiles (Swift gives a property wrapper
@@ -46,185 +46,14 @@ public struct ViewPropertyInvalidating<Value: Equatable, Invalidation: ViewInval
         self.invalidation = invalidation
     }
 
-    /// A property running 2 invalidations, in the order written, whenever it changes.
-    public init<I1, I2>(wrappedValue: Value, _ invalidation1: I1, _ invalidation2: I2)
-    where Invalidation == InvalidationPair<I1, I2>, I1: ViewInvalidation, I2: ViewInvalidation {
-        self.init(wrappedValue: wrappedValue, InvalidationPair(invalidation1, invalidation2))
-    }
-
-    /// A property running 3 invalidations, in the order written, whenever it changes.
-    public init<I1, I2, I3>(wrappedValue: Value, _ invalidation1: I1, _ invalidation2: I2, _ invalidation3: I3)
-    where
-        Invalidation == InvalidationPair<InvalidationPair<I1, I2>, I3>, I1: ViewInvalidation, I2: ViewInvalidation,
-        I3: ViewInvalidation
-    {
-        self.init(
-            wrappedValue: wrappedValue, InvalidationPair(InvalidationPair(invalidation1, invalidation2), invalidation3))
-    }
-
-    /// A property running 4 invalidations, in the order written, whenever it changes.
-    public init<I1, I2, I3, I4>(
-        wrappedValue: Value, _ invalidation1: I1, _ invalidation2: I2, _ invalidation3: I3, _ invalidation4: I4
-    )
-    where
-        Invalidation == InvalidationPair<InvalidationPair<InvalidationPair<I1, I2>, I3>, I4>, I1: ViewInvalidation,
-        I2: ViewInvalidation, I3: ViewInvalidation, I4: ViewInvalidation
-    {
-        self.init(
-            wrappedValue: wrappedValue,
-            InvalidationPair(
-                InvalidationPair(InvalidationPair(invalidation1, invalidation2), invalidation3), invalidation4))
-    }
-
-    /// A property running 5 invalidations, in the order written, whenever it changes.
-    public init<I1, I2, I3, I4, I5>(
-        wrappedValue: Value, _ invalidation1: I1, _ invalidation2: I2, _ invalidation3: I3, _ invalidation4: I4,
-        _ invalidation5: I5
-    )
-    where
-        Invalidation == InvalidationPair<InvalidationPair<InvalidationPair<InvalidationPair<I1, I2>, I3>, I4>, I5>,
-        I1: ViewInvalidation, I2: ViewInvalidation, I3: ViewInvalidation, I4: ViewInvalidation, I5: ViewInvalidation
-    {
-        self.init(
-            wrappedValue: wrappedValue,
-            InvalidationPair(
-                InvalidationPair(
-                    InvalidationPair(InvalidationPair(invalidation1, invalidation2), invalidation3), invalidation4),
-                invalidation5))
-    }
-
-    /// A property running 6 invalidations, in the order written, whenever it changes.
-    public init<I1, I2, I3, I4, I5, I6>(
-        wrappedValue: Value, _ invalidation1: I1, _ invalidation2: I2, _ invalidation3: I3, _ invalidation4: I4,
-        _ invalidation5: I5, _ invalidation6: I6
-    )
-    where
-        Invalidation == InvalidationPair<
-            InvalidationPair<InvalidationPair<InvalidationPair<InvalidationPair<I1, I2>, I3>, I4>, I5>, I6
-        >, I1: ViewInvalidation, I2: ViewInvalidation, I3: ViewInvalidation, I4: ViewInvalidation, I5: ViewInvalidation,
-        I6: ViewInvalidation
-    {
-        self.init(
-            wrappedValue: wrappedValue,
-            InvalidationPair(
-                InvalidationPair(
-                    InvalidationPair(
-                        InvalidationPair(InvalidationPair(invalidation1, invalidation2), invalidation3), invalidation4),
-                    invalidation5), invalidation6))
-    }
-
-    /// A property running 7 invalidations, in the order written, whenever it changes.
-    public init<I1, I2, I3, I4, I5, I6, I7>(
-        wrappedValue: Value, _ invalidation1: I1, _ invalidation2: I2, _ invalidation3: I3, _ invalidation4: I4,
-        _ invalidation5: I5, _ invalidation6: I6, _ invalidation7: I7
-    )
-    where
-        Invalidation == InvalidationPair<
-            InvalidationPair<
-                InvalidationPair<InvalidationPair<InvalidationPair<InvalidationPair<I1, I2>, I3>, I4>, I5>, I6
-            >, I7
-        >, I1: ViewInvalidation, I2: ViewInvalidation, I3: ViewInvalidation, I4: ViewInvalidation, I5: ViewInvalidation,
-        I6: ViewInvalidation, I7: ViewInvalidation
-    {
-        self.init(
-            wrappedValue: wrappedValue,
-            InvalidationPair(
-                InvalidationPair(
-                    InvalidationPair(
-                        InvalidationPair(
-                            InvalidationPair(InvalidationPair(invalidation1, invalidation2), invalidation3),
-                            invalidation4), invalidation5), invalidation6), invalidation7))
-    }
-
-    /// A property running 8 invalidations, in the order written, whenever it changes.
-    public init<I1, I2, I3, I4, I5, I6, I7, I8>(
-        wrappedValue: Value, _ invalidation1: I1, _ invalidation2: I2, _ invalidation3: I3, _ invalidation4: I4,
-        _ invalidation5: I5, _ invalidation6: I6, _ invalidation7: I7, _ invalidation8: I8
-    )
-    where
-        Invalidation == InvalidationPair<
-            InvalidationPair<
-                InvalidationPair<
-                    InvalidationPair<InvalidationPair<InvalidationPair<InvalidationPair<I1, I2>, I3>, I4>, I5>, I6
-                >, I7
-            >, I8
-        >, I1: ViewInvalidation, I2: ViewInvalidation, I3: ViewInvalidation, I4: ViewInvalidation, I5: ViewInvalidation,
-        I6: ViewInvalidation, I7: ViewInvalidation, I8: ViewInvalidation
-    {
-        self.init(
-            wrappedValue: wrappedValue,
-            InvalidationPair(
-                InvalidationPair(
-                    InvalidationPair(
-                        InvalidationPair(
-                            InvalidationPair(
-                                InvalidationPair(InvalidationPair(invalidation1, invalidation2), invalidation3),
-                                invalidation4), invalidation5), invalidation6), invalidation7), invalidation8))
-    }
-
-    /// A property running 9 invalidations, in the order written, whenever it changes.
-    public init<I1, I2, I3, I4, I5, I6, I7, I8, I9>(
-        wrappedValue: Value, _ invalidation1: I1, _ invalidation2: I2, _ invalidation3: I3, _ invalidation4: I4,
-        _ invalidation5: I5, _ invalidation6: I6, _ invalidation7: I7, _ invalidation8: I8, _ invalidation9: I9
-    )
-    where
-        Invalidation == InvalidationPair<
-            InvalidationPair<
-                InvalidationPair<
-                    InvalidationPair<
-                        InvalidationPair<InvalidationPair<InvalidationPair<InvalidationPair<I1, I2>, I3>, I4>, I5>, I6
-                    >, I7
-                >, I8
-            >, I9
-        >, I1: ViewInvalidation, I2: ViewInvalidation, I3: ViewInvalidation, I4: ViewInvalidation, I5: ViewInvalidation,
-        I6: ViewInvalidation, I7: ViewInvalidation, I8: ViewInvalidation, I9: ViewInvalidation
-    {
-        self.init(
-            wrappedValue: wrappedValue,
-            InvalidationPair(
-                InvalidationPair(
-                    InvalidationPair(
-                        InvalidationPair(
-                            InvalidationPair(
-                                InvalidationPair(
-                                    InvalidationPair(InvalidationPair(invalidation1, invalidation2), invalidation3),
-                                    invalidation4), invalidation5), invalidation6), invalidation7), invalidation8),
-                invalidation9))
-    }
-
-    /// A property running 10 invalidations, in the order written, whenever it changes.
-    public init<I1, I2, I3, I4, I5, I6, I7, I8, I9, I10>(
-        wrappedValue: Value, _ invalidation1: I1, _ invalidation2: I2, _ invalidation3: I3, _ invalidation4: I4,
-        _ invalidation5: I5, _ invalidation6: I6, _ invalidation7: I7, _ invalidation8: I8, _ invalidation9: I9,
-        _ invalidation10: I10
-    )
-    where
-        Invalidation == InvalidationPair<
-            InvalidationPair<
-                InvalidationPair<
-                    InvalidationPair<
-                        InvalidationPair<
-                            InvalidationPair<InvalidationPair<InvalidationPair<InvalidationPair<I1, I2>, I3>, I4>, I5>,
-                            I6
-                        >, I7
-                    >, I8
-                >, I9
-            >, I10
-        >, I1: ViewInvalidation, I2: ViewInvalidation, I3: ViewInvalidation, I4: ViewInvalidation, I5: ViewInvalidation,
-        I6: ViewInvalidation, I7: ViewInvalidation, I8: ViewInvalidation, I9: ViewInvalidation, I10: ViewInvalidation
-    {
-        self.init(
-            wrappedValue: wrappedValue,
-            InvalidationPair(
-                InvalidationPair(
-                    InvalidationPair(
-                        InvalidationPair(
-                            InvalidationPair(
-                                InvalidationPair(
-                                    InvalidationPair(
-                                        InvalidationPair(InvalidationPair(invalidation1, invalidation2), invalidation3),
-                                        invalidation4), invalidation5), invalidation6), invalidation7), invalidation8),
-                    invalidation9), invalidation10))
+    /// A property running every invalidation listed, in the order written, whenever it changes to a different
+    /// value: Apple's `@Invalidating(.a, .b)`, with any number of them.
+    public init<First: ViewInvalidation, Second: ViewInvalidation, each Rest: ViewInvalidation>(
+        wrappedValue: Value, _ first: First, _ second: Second, _ rest: repeat each Rest
+    ) where Invalidation == InvalidationList<any ViewInvalidation> {
+        var invalidations: [any ViewInvalidation] = [first, second]
+        for invalidation in repeat each rest { invalidations.append(invalidation) }
+        self.init(wrappedValue: wrappedValue, InvalidationList(invalidations))
     }
 
     @available(*, unavailable, message: "@ViewInvalidating works only on stored properties of views")
