@@ -31,7 +31,7 @@ final class TrackedUpdaterEdgeTests: XCTestCase {
         scheduler.settle(contexts, limit: limit)
     }
 
-    // MARK: D1: nested deliveries
+    // MARK: Nested deliveries
 
     /// A parent that renders its child at once (`child.update()`) reads what the child read, the child's own
     /// bookkeeping included (Observation merges a nested tracking into the one around it): the child retiring
@@ -104,7 +104,7 @@ final class TrackedUpdaterEdgeTests: XCTestCase {
         XCTAssertEqual(shown.entries.last, "parent d")
     }
 
-    // MARK: D2: a task's change after a plain one
+    // MARK: A task's change after a plain one
 
     /// Load then animate, with a plain change to what the same updater read landing first in that cycle: that
     /// change spent the tracking, so the task's change requests nothing (the stated limit): the pending delivery
@@ -156,7 +156,7 @@ final class TrackedUpdaterEdgeTests: XCTestCase {
         }
     }
 
-    // MARK: D3: an animated modify that changes nothing
+    // MARK: An animated modify that changes nothing
 
     func testAnAnimatedModifyThatChangesNothingRendersNothingEarly() {
         struct Panel: Equatable {
@@ -188,7 +188,7 @@ final class TrackedUpdaterEdgeTests: XCTestCase {
         XCTAssertEqual(renders.entries, ["d n", "d a"])
     }
 
-    // MARK: D4: removed in its first delivery
+    // MARK: Removed in its first delivery
 
     func testAnUpdaterRemovedInItsFirstDeliveryRequestsNothingAfterwards() {
         let model = AccountModel()
@@ -234,7 +234,7 @@ final class TrackedUpdaterEdgeTests: XCTestCase {
         XCTAssertFalse(context.isUpdatePending, "nothing requests after the removal")
     }
 
-    // MARK: R1, R2: the review of the fixes
+    // MARK: A write-back after a child, and removal inside a delivery
 
     /// A parent that renders its tracked child at once, then writes back what it read: the write-back is heard
     /// (the child's bookkeeping waits until the parent has returned), and the view ends showing the model.

@@ -17,7 +17,7 @@ final class TransactionEdgeTests: XCTestCase {
         while !condition() && Date() < deadline { Thread.sleep(forTimeInterval: 0.001) }
     }
 
-    // MARK: 1. A sequence's completion, once per delivery of its elements
+    // MARK: A sequence's completion, once per delivery of its elements
 
     /// `requestUpdates(from:transaction:)`: "each called once per delivery that shows the requests of one or
     /// more elements". An element that arrives while the delivery of the one before it runs (its request
@@ -55,7 +55,7 @@ final class TransactionEdgeTests: XCTestCase {
         withExtendedLifetime(subscription) {}
     }
 
-    // MARK: 2. StateUpdatingContext: the flush shows the state before the animated change
+    // MARK: StateUpdatingContext: the flush shows the state before the animated change
 
     /// AnimatedFlagRules: the early flush "must show the state *before* the animated change". A plain
     /// non-animated request (not a `modify`) is pending when `modify(animated: true)` changes the state: the
@@ -205,7 +205,7 @@ final class TransactionEdgeTests: XCTestCase {
         withExtendedLifetime(subscription) {}
     }
 
-    // MARK: 3. Explicit transactions inside a scope join it
+    // MARK: Explicit transactions inside a scope join it
 
     /// UsingTransactions: every request made inside `withUpdateTransaction` carries it "by any route": an
     /// explicit transaction's request made in the body joins the scope, so the scope's completion waits for
@@ -266,7 +266,7 @@ final class TransactionEdgeTests: XCTestCase {
         XCTAssertEqual(told.entries, ["shown(finished: true)"])
     }
 
-    // MARK: 4. animateWithFlushedUpdates: the animated request is told after the delivery that animates it
+    // MARK: animateWithFlushedUpdates: the animated request is told after the delivery that animates it
 
     /// `animateWithFlushedUpdates(transaction:)` when step 1's updaters asked again with a non-animated
     /// transaction: what `changes` requested with an animated transaction is shown by the animated delivery,
@@ -330,7 +330,7 @@ final class TransactionEdgeTests: XCTestCase {
         XCTAssertFalse(context.isUpdatePending)
     }
 
-    // MARK: 7. runningSubscriptions counts every running subscription
+    // MARK: runningSubscriptions counts every running subscription
 
     /// `runningSubscriptions` counts every `UpdateSubscription` of the context that still runs: a sequence's
     /// until it ends, is cancelled or released; none once the context is gone. (The typed-message kinds are
