@@ -204,6 +204,30 @@ final class NestedPassTests: XCTestCase {
         XCTAssertTrue(scheduler.isIdle)
     }
 
+    /// The same nested pass, when another thread requests the context first (from inside the replaced value's
+    /// `deinit`): that request came after the turn took the inbox, so the turn under way cannot deliver it, and
+    /// the pass took the listing it made. The next turn delivers it.
+    func testARequestListedDuringANestedPassInsideTheInboxIsDeliveredByTheNextTurn() throws {
+        let scheduler = ManualScheduler()
+        let context = ViewUpdatingContext(label: "draining", scheduler: scheduler, refreshEvents: [])
+        var shown: [String] = []
+        context.onUpdateWithTransaction { transaction in shown.append(transaction[TurnerKey.self].name) }
+        onAnotherThread {
+            var first = UpdateTransaction()
+            first[TurnerKey.self] = Turner(name: "first", turning: scheduler, requestingFirst: context)
+            context.setNeedsUpdate(transaction: first)
+            var second = UpdateTransaction()
+            second[TurnerKey.self] = Turner(name: "second", turning: nil)
+            context.setNeedsUpdate(transaction: second)  // replaces the first when the turn applies the inbox
+        }
+        scheduler.turn()
+        XCTAssertEqual(shown, ["second"], "the turn delivered what it applied")
+        XCTAssertFalse(scheduler.isIdle, "the request made during the nested pass waits for a turn")
+        XCTAssertEqual(try scheduler.runUntilIdle(), 1)
+        XCTAssertEqual(shown, ["second", "none"], "and the next turn delivered it")
+        XCTAssertFalse(context.isUpdatePending)
+    }
+
     func testAContextReleasedBeforeTheNestedPassDeliversNothing() throws {
         let scheduler = ManualScheduler()
         let a = ViewUpdatingContext(label: "A", scheduler: scheduler, refreshEvents: [])
@@ -391,8 +415,15 @@ final class NestedPassTests: XCTestCase {
 private final class Turner: Sendable {
     let name: String
     let scheduler: ManualScheduler?
-    init(name: String, turning scheduler: ManualScheduler?) { (self.name, self.scheduler) = (name, scheduler) }
-    deinit { scheduler?.turn() }
+    /// Requested from another thread before the nested pass.
+    let requested: ViewUpdatingContext?
+    init(name: String, turning scheduler: ManualScheduler?, requestingFirst requested: ViewUpdatingContext? = nil) {
+        (self.name, self.scheduler, self.requested) = (name, scheduler, requested)
+    }
+    deinit {
+        if let requested { onAnotherThread { requested.setNeedsUpdate() } }
+        scheduler?.turn()
+    }
 }
 
 private enum TurnerKey: UpdateTransactionKey {

@@ -52,7 +52,9 @@ package struct UpdateStateMachine {
 
     /// What a scheduler's turn asks of the caller.
     enum TurnAction: Equatable {
-        /// Already ran in this turn (the context was listed twice), or gone: do nothing.
+        /// Already ran in this turn (the context was listed twice), is running in a turn that applies its inbox
+        /// (a nested pass there), or gone: do nothing now. The listing it took may have been the inbox's: the
+        /// caller lets the next request from another thread, or the drain under way, list the context again.
         case skip
         /// Updaters are running (a nested run loop inside one turned the scheduler): the turn passes this
         /// context by. It is no longer registered anywhere; ``deliveryEnded(inboxHasRequests:)`` registers it again, so what
@@ -232,7 +234,8 @@ package struct UpdateStateMachine {
             return .missed
         }
         // A nested pass while a turn applies this context's inbox (user code there: a replaced transaction value's
-        // `deinit` running a nested loop) reached its other listing: the turn under way delivers it at its end.
+        // `deinit` running a nested loop) reached its other listing: the turn under way delivers what it applied
+        // at its end, and the drain lists again what was posted after it took the inbox.
         if isInTurn { return .skip }
         if lastTurn == serial { return .skip }
         lastTurn = serial

@@ -424,17 +424,27 @@ extension UpdateStorage {
     /// published), so that `isUpdatePending`, asked from another thread meanwhile, never reads `false`
     /// for a request that is being applied.
     private func drainInbox() {
-        let entries = withShared { shared -> [InboxEntry] in
-            shared.inboxIsQueued = false
-            defer { shared.inbox.removeAll() }
-            return shared.inbox
-        }
-        for entry in entries { apply(entry.request, carrying: entry.transaction, note: entry.note) }
+        do {
+            let entries = withShared { shared -> [InboxEntry] in
+                shared.inboxIsQueued = false
+                defer { shared.inbox.removeAll() }
+                return shared.inbox
+            }
+            for entry in entries { apply(entry.request, carrying: entry.transaction, note: entry.note) }
+        }  // the entries go here: a transaction value that only they held runs its `deinit` before the check below
         publishScheduled()
-        withShared { shared in
-            // Requests posted meanwhile keep the flag (and registered the storage for a turn of their own).
-            if shared.inbox.isEmpty { cvu_flag_store_release(flags + Self.inboxFlag, false) }
+        let needsTurn = withShared { shared -> Bool in
+            // Requests posted meanwhile keep the flag, and registered the storage for a turn of their own —
+            // unless a nested pass run by user code here took that listing (`.skip`): then it is listed again.
+            if shared.inbox.isEmpty {
+                cvu_flag_store_release(flags + Self.inboxFlag, false)
+                return false
+            }
+            if shared.inboxIsQueued || isCancelled { return false }
+            shared.inboxIsQueued = true
+            return true
         }
+        if needsTurn { withScheduler { $0.scheduleOnOwnerThread(self) } }
     }
 
     // MARK: Any thread
@@ -703,11 +713,11 @@ extension UpdateStorage {
             return machine.park(serial: turn.serial) ? Self.updateModes : nil
         }
         switch machine.turnBegan(serial: turn.serial) {
-        case .skip:
-            return nil
-        case .missed:
-            // Registered nowhere now (the machine forgot its own-thread registration): let the next request
-            // from another thread register again; the end of the delivery registers for what is pending.
+        case .skip, .missed:
+            // The listing taken may have been the inbox's: let the next request from another thread register
+            // again. What is pending is registered again by the drain under way (`.skip` inside a turn that
+            // applies the inbox) or by the end of the delivery (`.missed`: the machine forgot its own-thread
+            // registration).
             withShared { $0.inboxIsQueued = false }
             return nil
         case .run:
