@@ -439,6 +439,37 @@ final class DiagnosticsTests: XCTestCase {
         XCTAssertTrue(recorder.reports(label: "ticker").isEmpty, "\(recorder.all)")
     }
 
+    /// A view delivered by a coalesced notification's observer (`update()` inside the turn, not listed in it)
+    /// and slow every time is named: the turn served only the notification queue, which names nobody.
+    func testAnUpdaterDeliveredByAnObserversUpdateAndSlowEveryTimeIsNamed() {
+        let clock: ManualScheduler = scheduler
+        let queue = NotificationCoalescingContext(label: "model queue", scheduler: scheduler)
+        let view = ViewUpdatingContext(label: "observed screen", scheduler: scheduler, refreshEvents: [])
+        var calls = 0
+        view.onUpdate { _ in
+            calls += 1
+            clock.advanceClock(milliseconds: 40)
+        }
+        queue.observe(Notification.Name("changed")) { _, _ in view.update() }
+        for _ in 0..<3 {
+            queue.enqueue(Notification(name: Notification.Name("changed")))
+            scheduler.turn()
+        }
+        XCTAssertEqual(calls, 3)
+        XCTAssertEqual(recorder.reports(label: "observed screen", kind: .slowUpdater).count, 1, "\(recorder.all)")
+    }
+
+    /// An animated delivery (`withUpdateAnimation`, no completion) of one updater in a slow turn that served
+    /// only its context is named at once, as a plain one is: an animation is not a completion.
+    func testASlowAnimatedDeliveryWithoutCompletionsIsNamedAtOnce() {
+        let clock: ManualScheduler = scheduler
+        let context = ViewUpdatingContext(label: "drawer", scheduler: scheduler, refreshEvents: [])
+        context.onUpdate { _ in clock.advanceClock(milliseconds: 40) }
+        withUpdateAnimation(.easeInOut(duration: 0.25)) { context.setNeedsUpdate() }
+        scheduler.turn()
+        XCTAssertEqual(recorder.reports(label: "drawer", kind: .slowUpdater).count, 1, "\(recorder.all)")
+    }
+
     func testFastUpdatersAreNotReported() {
         let clock: ManualScheduler = scheduler
         let context = ViewUpdatingContext(label: "fast", scheduler: scheduler, refreshEvents: [])

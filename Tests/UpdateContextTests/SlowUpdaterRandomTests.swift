@@ -1,12 +1,14 @@
 import CoalescingTestSupport
 import Foundation
+import NotificationCoalescing
 import XCTest
 
 @testable import CoalescingRuntime
 @testable import UpdateContextCore
 
 /// Random programs of requests (main thread, other threads, early flushes, transactions whose completions are
-/// slow, `update()`), turns, and updaters of known cost — some delivering a child inside their call — on a
+/// slow, animated scopes, `update()`, and `update()` by a coalesced notification's observer, for a context no
+/// turn lists), turns, and updaters of known cost — some delivering a child inside their call — on a
 /// `ManualScheduler`, whose clock moves only when an updater or a completion says, against the slow-updater
 /// rule of DiagnosingUpdates.md: a context is named only if one of its updater's calls (nested deliveries
 /// included) took longer than a frame, and at most once; an updater slow every time is named by its fourth call
@@ -36,11 +38,18 @@ final class SlowUpdaterRandomTests: XCTestCase {
         let scheduler = ManualScheduler()
         let recorder = ReportRecorder()
         defer { recorder.stop() }
-        let kinds: [Kind] = [.fast, .fast, .slow, .slow, .parent, .parent]
-        let subjects = kinds.enumerated().map { Subject(label: "slow model \(seed) #\($0.offset)", kind: $0.element) }
+        let kinds: [Kind] = [.fast, .fast, .slow, .slow, .parent, .parent, .slow, .fast]
+        let every = kinds.enumerated().map { Subject(label: "slow model \(seed) #\($0.offset)", kind: $0.element) }
+        // The last two are delivered only by a coalesced notification's observer (`update()`): no turn lists them.
+        let subjects = Array(every.prefix(6))
+        let observed = Array(every.suffix(2))
         subjects[4].child = subjects[0]  // a fast child
         subjects[5].child = subjects[3]  // a slow child
-        for subject in subjects {
+        let queue = NotificationCoalescingContext(label: "slow model \(seed) queue", scheduler: scheduler)
+        for (index, subject) in observed.enumerated() {
+            queue.observe(Notification.Name("render \(index)")) { [unowned subject] _, _ in subject.context.update() }
+        }
+        for subject in every {
             let context = ViewUpdatingContext(label: subject.label, scheduler: scheduler, refreshEvents: [])
             subject.context = context
             var costs: [UInt64] = []
@@ -85,6 +94,13 @@ final class SlowUpdaterRandomTests: XCTestCase {
             case 58..<63:
                 context.update()
                 log.append("update() \(subject.label)")
+            case 63..<70:
+                let index = Int.random(in: 0..<observed.count, using: &random)
+                queue.enqueue(Notification(name: Notification.Name("render \(index)")))
+                log.append("a notification that renders \(observed[index].label)")
+            case 70..<75:
+                withUpdateAnimation(.easeIn(duration: 0.2)) { context.setNeedsUpdate() }
+                log.append("animated request of \(subject.label)")
             default:
                 break
             }
@@ -93,7 +109,7 @@ final class SlowUpdaterRandomTests: XCTestCase {
                 log.append("turn")
             }
             for report in recorder.all where report.kind == .slowUpdater {
-                guard let named = subjects.first(where: { $0.label == report.label }) else { continue }
+                guard let named = every.first(where: { $0.label == report.label }) else { continue }
                 if named.longest <= UpdateDiagnostics.frameNanoseconds {
                     XCTFail(
                         "seed \(seed) step \(step): \(report.label) named, its longest call \(named.longest) ns: "
@@ -103,7 +119,7 @@ final class SlowUpdaterRandomTests: XCTestCase {
             }
         }
         _ = try? scheduler.runUntilIdle()
-        for subject in subjects {
+        for subject in every {
             let reports = recorder.reports(label: subject.label, kind: .slowUpdater)
             XCTAssertLessThanOrEqual(reports.count, 1, "seed \(seed): \(subject.label) reported more than once")
             if subject.kind == .slow && subject.calls >= 4 {

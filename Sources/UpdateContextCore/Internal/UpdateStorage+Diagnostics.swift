@@ -230,10 +230,10 @@ extension UpdateStorage {
 /// one's site (while recording), its signpost, and the time its updaters took (the slow-updater report,
 /// and the recorded delivery's duration).
 ///
-/// Each updater is timed (a clock read, ~30 ns, per updater) in deliveries outside a turn, while recording,
-/// in a context's first delivery after a slow turn that served it without naming a culprit, and in deliveries
-/// made inside a timed one; turns are timed whole by the scheduler
-/// (``CoalescingScheduler/noteTurnEnded(began:clients:)``).
+/// Each updater is timed (a clock read, ~30 ns, per updater) in every delivery but the end-of-cycle one a turn
+/// makes for a context it listed — those are timed whole with their turn by the scheduler
+/// (``CoalescingScheduler/noteTurnEnded(began:clients:)``) — and in those too while recording, in a context's
+/// first one after a slow turn that served it without naming a culprit, and when made inside a timed delivery.
 struct DeliveryProbe {
     private let absorbed: UInt32
     private let recordedSite: UpdateDiagnostics.Report.CallSite?
@@ -248,7 +248,7 @@ struct DeliveryProbe {
 
     /// Begins with the delivery: takes what it absorbed, and the first site recording noted for it.
     @inline(__always)
-    init(_ storage: UpdateStorage) {
+    init(_ storage: UpdateStorage, byTurn: Bool) {
         absorbed = storage.takeAbsorbed()
         // The first request this delivery absorbed is claimed with its count, before any updater can request
         // again (for the next delivery) or recording can change; a delivery made while not recording just
@@ -259,7 +259,7 @@ struct DeliveryProbe {
         self.inTurn = inTurn
         recording = cvu_diagnostics_is_recording()
         let suspect = storage.machine.diagnostics.remove(.timeNextDelivery) != nil
-        isTimed = !inTurn || insideTimed || recording || suspect
+        isTimed = !byTurn || insideTimed || recording || suspect
         if isTimed { storage.withScheduler { $0.timedDelivery(began: true) } }
         began = isTimed ? storage.withScheduler { $0.now() } : 0
         time = began
@@ -289,7 +289,9 @@ struct DeliveryProbe {
         // nothing else in the turn (no other delivery, updater or completion).
         if inTurn {
             var bits = storage.machine.diagnostics
-            if isTimed || transaction != nil || index != 1 || !bits.isDisjoint(with: [.soloCall, .otherWork]) {
+            if isTimed || transaction?.hasCompletions == true || index != 1
+                || !bits.isDisjoint(with: [.soloCall, .otherWork])
+            {
                 bits.remove(.soloCall)
                 bits.insert(.otherWork)
             } else {

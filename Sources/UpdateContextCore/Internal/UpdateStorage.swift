@@ -647,15 +647,16 @@ extension UpdateStorage {
     /// delivery a scope's entry makes of what was pending (recording names it so).
     ///
     /// `note`: the request that made this delivery the rules' early flush, which the next delivery absorbs —
-    /// counted once this one has taken what it absorbed.
-    func deliver(_ delivery: Delivery, thenNote note: RequestNote? = nil) {
+    /// counted once this one has taken what it absorbed. `byTurn`: the end-of-cycle delivery a turn makes for
+    /// this context, which it listed (the turn's time covers it: see ``DeliveryProbe``).
+    func deliver(_ delivery: Delivery, thenNote note: RequestNote? = nil, byTurn: Bool = false) {
         if isCancelled {
             machine.cancel()
             return
         }
         machine.deliveryBegan(delivery)
         let transaction = beginTransaction(of: delivery)
-        var probe = DeliveryProbe(self)  // what diagnostics watch of it
+        var probe = DeliveryProbe(self, byTurn: byTurn)  // what diagnostics watch of it
         if let note { noteApplied(note) }
         // Each updater is taken under the lock: that is where its call begins. A removal from another thread
         // takes the lock too, so it either comes first (the updater is not called) or after (the call taken is
@@ -726,7 +727,7 @@ extension UpdateStorage {
         drainInboxIfNeeded()
         let delivery = machine.turnEnded(defaultAnimated: animated)
         // Published after the updaters ran: other threads read the update as pending until it is delivered.
-        if let delivery { deliver(delivery) }
+        if let delivery { deliver(delivery, byTurn: true) }
         publishScheduled()
         return nil
     }
