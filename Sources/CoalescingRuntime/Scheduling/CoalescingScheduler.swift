@@ -157,8 +157,9 @@ open class CoalescingScheduler: @unchecked Sendable {
         drivesPerFrameWork = false
     }
 
-    /// A scheduler that declares the thread its turns run on (`isCurrent` must say the same), and whether it
-    /// drives per-frame work (``drivesPerFrameWork``).
+    /// A scheduler that declares the thread its turns run on — ``isCurrent`` and ``isMainThreadScheduler``
+    /// answer from it (an override of `isCurrent` must say the same) — and whether it drives per-frame work
+    /// (``drivesPerFrameWork``).
     package init(label: DiagnosticLabel, turnThread: TurnThread, drivesPerFrameWork: Bool = false) {
         self.drivesPerFrameWork = drivesPerFrameWork
         diagnosticLabel = label
@@ -197,12 +198,17 @@ open class CoalescingScheduler: @unchecked Sendable {
     /// Whether the calling thread is the one this scheduler's turns run on.
     ///
     /// By default, the thread that created the scheduler (even once that thread has exited, no other
-    /// thread is taken for it). Any thread may ask.
-    open var isCurrent: Bool { owner.isCurrent }
+    /// thread is taken for it); the shipped schedulers whose turns are the main thread's answer for it. Any
+    /// thread may ask.
+    open var isCurrent: Bool {
+        // What the shipped schedulers declared (`TurnThread`), when that settles it; else the creating thread.
+        threadTestIsExact ? cvu_thread_identity() & threadMask == threadExpected : owner.isCurrent
+    }
 
     /// Whether turns are the main thread's cycles, or stand in for them (a test's manual scheduler):
-    /// what `ViewUpdatingContext` requires of its scheduler. `false` by default.
-    open var isMainThreadScheduler: Bool { false }
+    /// what `ViewUpdatingContext` requires of its scheduler. `false` by default for a subclass of yours; `true`
+    /// for `.mainRunLoop`, `.dispatchMain`, `.framePaced` and a ``ManualScheduler``.
+    open var isMainThreadScheduler: Bool { threadMask == 1 }  // declared `.main` or `.mainAndOthers`
 
     /// The mode the scheduler's thread is running in right now, or `nil` outside a running loop (or for
     /// a scheduler without modes). Read it on the scheduler's thread. `nil` by default.

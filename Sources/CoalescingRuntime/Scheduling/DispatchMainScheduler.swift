@@ -25,8 +25,6 @@ public final class DispatchMainScheduler: CoalescingScheduler, @unchecked Sendab
             label: DiagnosticLabel("dispatch main", file: #fileID, line: #line), turnThread: .mainAndOthers)
     }
 
-    public override var isMainThreadScheduler: Bool { true }
-
     /// True inside any block the main queue runs, and on the main thread.
     public override var isCurrent: Bool {
         // The queue marker first: under `dispatchMain()` main-queue blocks run on other threads, and the

@@ -29,7 +29,6 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
     // (`CFRunLoopWakeUp`, `CFRunLoopAddObserver`, `CFRunLoopContainsObserver`) are thread-safe, written
     // once in `install()` before the scheduler is shared; `customModes` is behind a lock.
     private nonisolated(unsafe) let runLoop: CFRunLoop
-    private let observesMainThread: Bool
     private let customModes = Locked<Set<RunLoop.Mode>>([])
     private nonisolated(unsafe) var commonObserver: CFRunLoopObserver?
     private nonisolated(unsafe) var customObserver: CFRunLoopObserver?
@@ -61,7 +60,6 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
 
     private init(mainThread: Void) {
         runLoop = CFRunLoopGetMain()
-        observesMainThread = true
         super.init(
             label: DiagnosticLabel("main run loop", file: #fileID, line: #line), turnThread: .main)
         install()
@@ -69,7 +67,6 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
 
     private init(currentThread: Void) {
         runLoop = CFRunLoopGetCurrent()
-        observesMainThread = false
         let thread = Thread.current.name.flatMap { $0.isEmpty ? nil : $0 } ?? "thread \(cvu_thread_serial())"
         super.init(
             label: DiagnosticLabel("run loop of \(thread)", file: #fileID, line: #line), turnThread: .creator)
@@ -153,14 +150,6 @@ public final class RunLoopScheduler: CoalescingScheduler, @unchecked Sendable {
         }
         if let wakeTimer { CFRunLoopTimerInvalidate(wakeTimer) }
     }
-
-    public override var isCurrent: Bool {
-        // A background thread's scheduler is created on that thread: the base class's owner is it.
-        observesMainThread ? ThreadIdentity.isMainThread : super.isCurrent
-    }
-
-    /// `true` for ``CoalescingScheduler/mainRunLoop``: its turns are the main thread's cycles.
-    public override var isMainThreadScheduler: Bool { observesMainThread }
 
     /// Whether `mode` belongs to the run loop's common modes (or is `.common` itself).
     ///

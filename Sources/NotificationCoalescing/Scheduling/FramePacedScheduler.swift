@@ -123,10 +123,6 @@ public final class FramePacedScheduler: CoalescingScheduler, @unchecked Sendable
         }
     }
 
-    public override var isMainThreadScheduler: Bool { true }
-
-    public override var isCurrent: Bool { ThreadIdentity.isMainThread }
-
     public override var currentMode: RunLoop.Mode? {
         isCurrent ? RunLoop.current.currentMode : nil
     }

@@ -56,11 +56,6 @@ package final class PassScheduler: CoalescingScheduler, PassDrivenScheduler, @un
         ownerStarted(owner)
     }
 
-    package override var isMainThreadScheduler: Bool { true }
-
-    /// True on the main thread, whichever thread created the scheduler.
-    package override var isCurrent: Bool { ThreadIdentity.isMainThread }
-
     package override func requestTurn(insideTurn: Bool) {
         let batch = newestBatch
         if isCurrent {
