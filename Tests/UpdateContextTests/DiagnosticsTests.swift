@@ -470,6 +470,44 @@ final class DiagnosticsTests: XCTestCase {
         XCTAssertEqual(recorder.reports(label: "drawer", kind: .slowUpdater).count, 1, "\(recorder.all)")
     }
 
+    /// A fast updater is not blamed for its transaction's custom value going after it returned (user code in
+    /// the value's `deinit`, in the same turn): the turn is slow, but the updater was not.
+    func testAFastUpdaterIsNotBlamedForItsTransactionValueGoing() {
+        let clock: ManualScheduler = scheduler
+        let context = ViewUpdatingContext(label: "value goes", scheduler: scheduler, refreshEvents: [])
+        var calls = 0
+        context.onUpdate { _ in calls += 1 }
+        do {
+            var transaction = UpdateTransaction()
+            transaction[SlowGoingKey.self] = CallsBack { clock.advanceClock(milliseconds: 40) }
+            context.setNeedsUpdate(transaction: transaction)
+        }
+        scheduler.turn()
+        XCTAssertEqual(calls, 1)
+        XCTAssertTrue(recorder.reports(label: "value goes", kind: .slowUpdater).isEmpty, "\(recorder.all)")
+    }
+
+    /// Nor for a value that a later request's value replaced while the turn applied the inbox.
+    func testAFastUpdaterIsNotBlamedForAReplacedTransactionValue() {
+        let clock: ManualScheduler = scheduler
+        let context = ViewUpdatingContext(label: "value replaced", scheduler: scheduler, refreshEvents: [])
+        var calls = 0
+        context.onUpdate { _ in calls += 1 }
+        onAnotherThread {
+            var first = UpdateTransaction()
+            first[SlowGoingKey.self] = CallsBack { clock.advanceClock(milliseconds: 40) }
+            context.setNeedsUpdate(transaction: first)
+            var second = UpdateTransaction()
+            second[SlowGoingKey.self] = nil  // the delivery's transaction carries no value: the first one went
+            context.setNeedsUpdate(transaction: second)
+        }
+        let before = clock.now()
+        scheduler.turn()
+        XCTAssertEqual(calls, 1)
+        XCTAssertEqual(clock.now() &- before, 40_000_000, "the replaced value went inside the turn")
+        XCTAssertTrue(recorder.reports(label: "value replaced", kind: .slowUpdater).isEmpty, "\(recorder.all)")
+    }
+
     func testFastUpdatersAreNotReported() {
         let clock: ManualScheduler = scheduler
         let context = ViewUpdatingContext(label: "fast", scheduler: scheduler, refreshEvents: [])
@@ -728,4 +766,9 @@ final class DiagnosticsTests: XCTestCase {
         XCTAssertTrue(described.contains("suspended"), described)
         context.resume()
     }
+}
+
+/// A transaction value whose `deinit` is user code (``DiagnosticsTests``).
+private enum SlowGoingKey: UpdateTransactionKey {
+    static let defaultValue: CallsBack? = nil
 }

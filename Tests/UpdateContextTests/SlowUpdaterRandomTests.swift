@@ -6,14 +6,14 @@ import XCTest
 @testable import CoalescingRuntime
 @testable import UpdateContextCore
 
-/// Random programs of requests (main thread, other threads, early flushes, transactions whose completions are
-/// slow, animated scopes, `update()`, and `update()` by a coalesced notification's observer, for a context no
+/// Random programs of requests (main thread, other threads, early flushes, transactions whose completions or
+/// custom values' `deinit`s are slow, animated scopes, `update()`, and `update()` by a coalesced notification's observer, for a context no
 /// turn lists), turns, and updaters of known cost — some delivering a child inside their call — on a
 /// `ManualScheduler`, whose clock moves only when an updater or a completion says, against the slow-updater
 /// rule of DiagnosingUpdates.md: a context is named only if one of its updater's calls (nested deliveries
 /// included) took longer than a frame, and at most once; an updater slow every time is named by its fourth call
 /// at the latest (at once, when its turn served it alone; otherwise at its next delivery, or at its parent's
-/// next timed one); a completion's time is never blamed.
+/// next timed one); the time of a completion, or of a transaction value going, is never blamed.
 final class SlowUpdaterRandomTests: XCTestCase {
     func testSlowUpdatersAreNamedAndNoFastOneIsBlamed() {
         for seed in randomSeeds(fixed: [1, 2, 3, 5, 8, 13]) { run(seed: seed, steps: 400) }
@@ -101,6 +101,12 @@ final class SlowUpdaterRandomTests: XCTestCase {
             case 70..<75:
                 withUpdateAnimation(.easeIn(duration: 0.2)) { context.setNeedsUpdate() }
                 log.append("animated request of \(subject.label)")
+            case 75..<80:
+                var transaction = UpdateTransaction()
+                let cost = Int.random(in: 20...50, using: &random)
+                transaction[GoingValueKey.self] = CallsBack { scheduler.advanceClock(milliseconds: cost) }
+                context.setNeedsUpdate(transaction: transaction)
+                log.append("transaction with a value taking \(cost) ms to go on \(subject.label)")
             default:
                 break
             }
@@ -128,4 +134,9 @@ final class SlowUpdaterRandomTests: XCTestCase {
             }
         }
     }
+}
+
+/// A transaction value whose `deinit` takes time (``SlowUpdaterRandomTests``).
+private enum GoingValueKey: UpdateTransactionKey {
+    static let defaultValue: CallsBack? = nil
 }

@@ -286,10 +286,10 @@ struct DeliveryProbe {
         Signposts.end(interval)
         if isTimed { storage.withScheduler { $0.timedDelivery(began: false) } }
         // What a slow turn that served only this context may blame on its updater: one untimed call, and
-        // nothing else in the turn (no other delivery, updater or completion).
+        // nothing else in the turn (no other delivery, updater, completion or custom transaction value going).
         if inTurn {
             var bits = storage.machine.diagnostics
-            if isTimed || transaction?.hasCompletions == true || index != 1
+            if isTimed || storage.runsUserCodeAfterUpdaters(transaction) || index != 1
                 || !bits.isDisjoint(with: [.soloCall, .otherWork])
             {
                 bits.remove(.soloCall)
@@ -321,9 +321,9 @@ struct DiagnosticsBits: OptionSet {
     static let slowReported = DiagnosticsBits(rawValue: 1 << 2)
     /// Recording noted a first request for the next delivery (kept by the link).
     static let recordedSite = DiagnosticsBits(rawValue: 1 << 3)
-    /// This turn's deliveries of the context so far: one untimed call of one updater, with no completions (a
-    /// slow turn that served only this context blames that updater), or anything else (`otherWork`). Cleared
-    /// when a turn begins to serve the context.
+    /// This turn's deliveries of the context so far: one untimed call of one updater whose transaction runs no
+    /// user code after it, no completions and no custom values going (a slow turn that served only this context
+    /// blames that updater), or anything else (`otherWork`). Cleared when a turn begins to serve the context.
     static let soloCall = DiagnosticsBits(rawValue: 1 << 4)
     static let otherWork = DiagnosticsBits(rawValue: 1 << 5)
     /// A slow turn served the context without naming a culprit: its next delivery times each updater.
