@@ -508,6 +508,23 @@ final class DiagnosticsTests: XCTestCase {
         XCTAssertTrue(recorder.reports(label: "value replaced", kind: .slowUpdater).isEmpty, "\(recorder.all)")
     }
 
+    /// An updater is timed with everything its call runs: when it removes itself, the `deinit`s of what it
+    /// captured run as its call returns, and count (DiagnosingUpdates: a stated rule, not a blame of a fast one).
+    func testAnUpdatersTimeIncludesWhatGoesWhenItRemovesItself() {
+        let clock: ManualScheduler = scheduler
+        let context = ViewUpdatingContext(label: "removes itself", scheduler: scheduler, refreshEvents: [])
+        var token: ViewUpdatingContext.ViewUpdater?
+        token = context.onUpdate { [captured = CallsBack { clock.advanceClock(milliseconds: 40) }] _ in
+            withExtendedLifetime(captured) {}
+            token?.remove()
+        }
+        context.setNeedsUpdate()
+        scheduler.turn()
+        let reports = recorder.reports(label: "removes itself", kind: .slowUpdater)
+        XCTAssertEqual(reports.count, 1, "\(recorder.all)")
+        XCTAssertTrue(reports.first?.message.contains("updater #1 took 40.") == true, "\(reports)")
+    }
+
     func testFastUpdatersAreNotReported() {
         let clock: ManualScheduler = scheduler
         let context = ViewUpdatingContext(label: "fast", scheduler: scheduler, refreshEvents: [])

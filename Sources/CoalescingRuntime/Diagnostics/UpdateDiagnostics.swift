@@ -104,11 +104,13 @@ extension UpdateDiagnostics {
             public static let delivery = Kind(name: "delivery")
             /// A context re-requested from inside its own delivery in 60 consecutive cycles.
             public static let updateLoop = Kind(name: "update loop")
-            /// An updater that took longer than a frame (16 ms). Turns are timed whole: a slow turn that served
-            /// one context, which made one call of one updater in it, names it; after any other, each context
-            /// the turn served times each updater of its next delivery, so an updater that is slow every time
-            /// is named the next time it runs. Every other delivery (`update()`, even an observer's inside a
-            /// turn) is always timed, and so is every delivery while recording.
+            /// An updater whose call took longer than a frame (16 ms), with everything the call ran (a nested
+            /// run loop, the reports its requests cause, what goes when it removes itself: see the Diagnosing
+            /// Updates article). Turns are timed whole: a slow turn that served one context, which made one call
+            /// of one updater in it, names it; after any other, each context the turn served times each updater
+            /// of its next delivery, so an updater that is slow every time is named the next time it runs. Every
+            /// other delivery (`update()`, even an observer's inside a turn) is always timed, and so is every
+            /// delivery while recording.
             public static let slowUpdater = Kind(name: "slow updater")
             /// A context released while an update was pending: that update is never delivered.
             public static let releasedWithPendingUpdate = Kind(name: "released with pending update")
