@@ -58,13 +58,19 @@ final class NestedPassRandomTests: XCTestCase {
         let queueModels = queues.map { _ in Model() }
         var nextNotification = 0
 
-        func request(_ index: Int, fromAnotherThread: Bool) {
+        /// A request of context `index` is made now: it is owed from now on, unless an earlier one is.
+        func owe(_ index: Int) -> Model {
             clock += 1
             let model = contextModels[index]
             if model.owedSince == nil {
                 model.owedSince = clock
                 model.owedUntilEnd = model.callingOut
             }
+            return model
+        }
+
+        func request(_ index: Int, fromAnotherThread: Bool) {
+            _ = owe(index)
             log.append("request C\(index)\(fromAnotherThread ? " (other thread)" : "")")
             if fromAnotherThread {
                 onAnotherThread { [context = contexts[index]] in context.setNeedsUpdate() }
@@ -76,12 +82,7 @@ final class NestedPassRandomTests: XCTestCase {
         /// A request carrying a transaction whose value, when the context lets it go on the main thread (replaced
         /// by a later one, or delivered), acts as an updater would: the context counts as calling out meanwhile.
         func requestCarryingUserCode(_ index: Int, fromAnotherThread: Bool) {
-            clock += 1
-            let model = contextModels[index]
-            if model.owedSince == nil {
-                model.owedSince = clock
-                model.owedUntilEnd = model.callingOut
-            }
+            let model = owe(index)
             log.append("request C\(index) with a transaction value\(fromAnotherThread ? " (other thread)" : "")")
             let value = CallsBack {
                 // The last reference may go on the requesting thread (its closure), where nothing is modelled.
