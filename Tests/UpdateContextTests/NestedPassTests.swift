@@ -6,25 +6,41 @@ import XCTest
 @testable import UpdateContext
 
 /// A nested run loop inside an updater or a handler (a modal wait) turns the scheduler while an outer turn is
-/// under way. Its common-mode passes serve what the outer turn has not reached yet, so that nothing requested
-/// meanwhile waits for the outer updater to return; each listing is served once, by one turn, never
-/// recursively; and what a delivery or handler asks for during a pass waits for a later one.
+/// under way. Its passes serve what was listed since the outer turn began; what the outer turn has not reached
+/// yet waits for it, as on the main run loop (whose observer CFRunLoop never runs inside itself). Each listing is
+/// served once, by one turn, never recursively; and what a delivery or handler asks for during a pass waits for
+/// a later one.
 final class NestedPassTests: XCTestCase {
     static let privateMode = RunLoop.Mode("nested.private")
 
     /// B was listed and then delivered at once (`updateIfNeeded()`); the outer turn has taken it but not reached
-    /// it when A's updater runs a nested loop, where a timer (the main thread) requests B again.
-    func testAMainThreadRequestDuringANestedLoopIsDeliveredByAPassOfThatLoop() {
-        assertARequestDuringANestedLoopIsDeliveredByAPassOfThatLoop { b in b.setNeedsUpdate() }
+    /// it when A's updater runs a nested loop, where a timer (the main thread) requests B again: the outer turn
+    /// delivers it once A's updater returns, not the nested loop.
+    func testAMainThreadRequestForWhatTheOuterTurnHasNotReachedWaitsForIt() {
+        assertARequestForWhatTheOuterTurnHasNotReachedWaitsForIt { b in b.setNeedsUpdate() }
     }
 
-    /// The same with the request from another thread (an outside reader found a single "listed" mark for both
-    /// threads lose this).
-    func testAnotherThreadsRequestDuringANestedLoopIsDeliveredByAPassOfThatLoop() {
-        assertARequestDuringANestedLoopIsDeliveredByAPassOfThatLoop { b in onAnotherThread { b.setNeedsUpdate() } }
+    /// The same with the request from another thread: its listing is a new one, which the nested loop's pass
+    /// serves — once, and the outer turn then finds nothing left for B.
+    func testAnotherThreadsRequestDuringANestedLoopIsDeliveredOnce() {
+        let scheduler = ManualScheduler()
+        let a = ViewUpdatingContext(label: "A", scheduler: scheduler, refreshEvents: [])
+        let b = ViewUpdatingContext(label: "B", scheduler: scheduler, refreshEvents: [])
+        var deliveriesOfB = 0
+        b.onUpdate { _ in deliveriesOfB += 1 }
+        a.onUpdate { _ in
+            onAnotherThread { b.setNeedsUpdate() }
+            for _ in 0..<3 { scheduler.turn() }  // the nested loop's passes
+        }
+        a.setNeedsUpdate()
+        b.setNeedsUpdate()
+        b.updateIfNeeded()  // delivered at once: nothing pending, still listed
+        scheduler.turn()
+        XCTAssertEqual(deliveriesOfB, 2, "the request made in the nested loop, delivered once")
+        XCTAssertNoThrow(try scheduler.expectIdle())
     }
 
-    private func assertARequestDuringANestedLoopIsDeliveredByAPassOfThatLoop(
+    private func assertARequestForWhatTheOuterTurnHasNotReachedWaitsForIt(
         _ request: @escaping (ViewUpdatingContext) -> Void, line: UInt = #line
     ) {
         let scheduler = ManualScheduler()
@@ -48,14 +64,15 @@ final class NestedPassTests: XCTestCase {
         b.updateIfNeeded()  // delivered at once: nothing pending, still listed
         XCTAssertEqual(deliveriesOfB, 1, line: line)
         scheduler.turn()
-        XCTAssertTrue(deliveredInTheNestedLoop, "B's request waited for A's updater to return", line: line)
-        XCTAssertEqual(deliveriesOfB, 2, line: line)
+        XCTAssertFalse(deliveredInTheNestedLoop, "a nested pass served what the outer turn had not reached", line: line)
+        XCTAssertEqual(deliveriesOfB, 2, "the outer turn delivered it once A returned", line: line)
         XCTAssertNoThrow(try scheduler.expectIdle(), line: line)
     }
 
-    /// What the outer turn had not reached is delivered once, by the nested pass; what B's updater requests
-    /// there, and what A's updater requests after its nested loop, wait for the next turn.
-    func testWhatANestedPassServedIsNotServedAgainByTheOuterTurn() {
+    /// What the outer turn had not reached is delivered once, by the outer turn after A's updater returns; what
+    /// A's updater requests for a context not reached yet is delivered by that same turn, and what B's updater
+    /// requests waits for the next turn.
+    func testTheOuterTurnServesWhatItHadNotReachedOnceAfterANestedPass() {
         let scheduler = ManualScheduler()
         let a = ViewUpdatingContext(label: "A", scheduler: scheduler, refreshEvents: [])
         let b = ViewUpdatingContext(label: "B", scheduler: scheduler, refreshEvents: [])
@@ -70,8 +87,8 @@ final class NestedPassTests: XCTestCase {
         c.onUpdate { _ in deliveries.append("C") }
         a.onUpdate { _ in
             deliveries.append("A")
-            scheduler.turn()  // one nested pass (a modal wait)
-            c.setNeedsUpdate()  // made during the outer turn, after C was served: the next turn
+            XCTAssertEqual(scheduler.turn(), 0, "one nested pass (a modal wait): nothing listed since the turn began")
+            c.setNeedsUpdate()  // C is pending already, and not reached yet: this turn shows it
         }
         a.setNeedsUpdate()
         b.setNeedsUpdate()
@@ -80,7 +97,7 @@ final class NestedPassTests: XCTestCase {
         XCTAssertEqual(deliveries, ["A", "B", "C"], "served once each, in listing order")
         deliveries.removeAll()
         scheduler.turn()
-        XCTAssertEqual(deliveries.sorted(), ["B", "C"])
+        XCTAssertEqual(deliveries, ["B"])
         XCTAssertNoThrow(try scheduler.expectIdle())
     }
 
@@ -112,8 +129,9 @@ final class NestedPassTests: XCTestCase {
         XCTAssertFalse(scheduler.hasPendingWork)
     }
 
-    /// Three levels: A's updater runs a pass that delivers B, whose updater runs one that delivers C (which
-    /// requests A and B again): each once per turn, none recursively, and then idle.
+    /// Three updaters that each run a nested pass: the passes of A and B find nothing listed since the turn
+    /// began; C requests A and B again, and C's pass delivers them (their own nested passes find nothing): each
+    /// once, none recursively, and then idle.
     func testThreeNestedLevelsDeliverEachOnceAndNeverRecursively() throws {
         let scheduler = ManualScheduler()
         let a = ViewUpdatingContext(label: "A", scheduler: scheduler, refreshEvents: [])
@@ -149,11 +167,9 @@ final class NestedPassTests: XCTestCase {
         b.setNeedsUpdate()
         c.setNeedsUpdate()
         scheduler.turn()
-        XCTAssertEqual(order, ["A", "B", "C"])
-        _ = try scheduler.runUntilIdle()
+        XCTAssertEqual(order, ["A", "B", "C", "A", "B"], "A and B again by C's nested pass")
+        XCTAssertEqual(try scheduler.runUntilIdle(), 0)
         XCTAssertFalse(recursive)
-        XCTAssertEqual(order.count, 5)
-        XCTAssertEqual(order.dropFirst(3).sorted(), ["A", "B"], "each requested again once: \(order)")
         XCTAssertNoThrow(try scheduler.expectIdle())
     }
 
@@ -246,23 +262,23 @@ final class NestedPassTests: XCTestCase {
         XCTAssertNoThrow(try scheduler.expectIdle())
     }
 
-    /// Each turn counts the listings it served itself: a nested pass with nothing listed serves none.
-    func testANestedPassWithNothingLeftToServeCountsNone() {
+    /// Each turn counts the listings it served: a nested pass finds none of the outer turn's, which serves both.
+    func testANestedPassServesNoneOfTheOuterTurnsListings() {
         let scheduler = ManualScheduler()
         let a = ViewUpdatingContext(label: "A", scheduler: scheduler, refreshEvents: [])
         let b = ViewUpdatingContext(label: "B", scheduler: scheduler, refreshEvents: [])
         var counts: [Int] = []
         b.onUpdate { _ in }
         a.onUpdate { _ in
-            counts.append(scheduler.turn())  // serves B
+            counts.append(scheduler.turn())  // B waits for the outer turn
             counts.append(scheduler.turn())
             counts.append(scheduler.turn())
         }
         a.setNeedsUpdate()
         b.setNeedsUpdate()
         let outer = scheduler.turn()
-        XCTAssertEqual(counts, [1, 0, 0])
-        XCTAssertEqual(outer, 1, "the outer turn served A; the nested pass served B")
+        XCTAssertEqual(counts, [0, 0, 0])
+        XCTAssertEqual(outer, 2, "the outer turn served A and B")
     }
 
     /// A context listed by the main thread and by another thread whose updater runs a nested pass: the pass
@@ -285,9 +301,9 @@ final class NestedPassTests: XCTestCase {
         XCTAssertEqual(try scheduler.runUntilIdle(), 0)
     }
 
-    /// Inside an updater, what the turn under way has not reached is work a turn would do: `isIdle` says so,
-    /// and `runUntilIdle()` (a modal wait in a test) serves it.
-    func testTheOuterTurnsUnreachedWorkIsWorkForANestedRunUntilIdle() throws {
+    /// Inside an updater, what the turn under way has not reached is waiting (`isIdle` says so), but it is no work
+    /// for a nested `runUntilIdle()` (a modal wait in a test), which returns at once: the outer turn serves it.
+    func testTheOuterTurnsUnreachedWorkWaitsForItThroughANestedRunUntilIdle() throws {
         let scheduler = ManualScheduler()
         let a = ViewUpdatingContext(label: "A", scheduler: scheduler, refreshEvents: [])
         let b = ViewUpdatingContext(label: "B", scheduler: scheduler, refreshEvents: [])
@@ -305,8 +321,9 @@ final class NestedPassTests: XCTestCase {
         b.setNeedsUpdate()
         scheduler.turn()
         XCTAssertEqual(idleInsideA, false)
-        XCTAssertEqual(turnsInsideA, 1)
-        XCTAssertTrue(deliveredBInsideA)
+        XCTAssertEqual(turnsInsideA, 0)
+        XCTAssertFalse(deliveredBInsideA)
+        XCTAssertTrue(deliveredB)
         XCTAssertNoThrow(try scheduler.expectIdle())
     }
 
@@ -342,7 +359,7 @@ final class NestedPassTests: XCTestCase {
             served.append(scheduler.turn())
         }
         XCTAssertLessThanOrEqual(served.max() ?? 0, 2, "listings served per turn: \(served)")
-        XCTAssertEqual(served.last, 1, "the outer turn serves A; its nested pass serves Q: \(served)")
+        XCTAssertEqual(served.last, 2, "the outer turn serves A and the parked Q: \(served)")
     }
 
     /// What a handler enqueues while its queue posts waits for a later turn, after a nested pass in another

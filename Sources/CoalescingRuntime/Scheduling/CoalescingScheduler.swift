@@ -113,7 +113,8 @@ open class CoalescingScheduler: @unchecked Sendable {
     /// Timed deliveries under way on the scheduler's thread (see ``deliveryContext``).
     @exclusivity(unchecked) nonisolated(unsafe) var timedDeliveries = 0
     /// The turn under way on the scheduler's thread (no clients outside one): the clients it took, and how far
-    /// it got. A nested common turn takes what it, and the turns it runs inside, have not reached.
+    /// it got. What it has not reached waits for it (a turn inside it serves only what was listed since it
+    /// began); an animating scope entered in an updater flushes it first (``waitingClients()``).
     @exclusivity(unchecked) nonisolated(unsafe) var current = RunningTurn(clients: [])
     /// The turns `current` runs inside (a handler's nested loop), outermost first.
     @exclusivity(unchecked) nonisolated(unsafe) var enclosing: [RunningTurn] = []
@@ -245,8 +246,9 @@ open class CoalescingScheduler: @unchecked Sendable {
     ///   - mode: The mode of the turn; `nil` admits work of every mode.
     ///   - file: The caller's file (`#fileID`), named by the message a call off the scheduler's thread stops with.
     ///   - line: The caller's line.
-    /// A turn inside another (a nested run loop in a handler) in a common mode first calls the clients the
-    /// turns under way have not reached yet; they are not called again when those turns go on.
+    /// A turn inside another (a nested run loop in a handler) calls only the clients listed since the turn
+    /// under way took its list: what that turn has not reached yet waits for it, as on the main run loop, whose
+    /// observer CFRunLoop never runs inside itself.
     /// - Returns: How many clients this turn called (0 for a turn that found nothing to do).
     ///
     /// > Important: Call it only on the scheduler's thread (``isCurrent``): called elsewhere, it stops the
@@ -357,9 +359,8 @@ extension CoalescingScheduler {
     /// A client that answers that work remains (for modes this turn did not admit) is parked: it is
     /// called again at every later turn, but does not by itself ask for one.
     ///
-    /// A turn in a common mode inside another turn (a nested run loop in a handler: a modal wait) first takes
-    /// the clients the turns under way have not reached yet, outermost first, so that they are served by this
-    /// pass instead of when the handler returns, and once: the outer turn does not call them again.
+    /// A turn inside another turn (a nested run loop in a handler: a modal wait) takes only what was listed
+    /// since the turn under way took its list; what that turn has not reached waits for it.
     /// - Returns: How many clients this turn called.
     @discardableResult
     package final func runTurn(mode: RunLoop.Mode?, isCommonMode: Bool) -> Int {
@@ -370,16 +371,9 @@ extension CoalescingScheduler {
         joinCurrentThread()
         // Take the owner thread's list by swapping, and give its buffer back afterwards: a large fan-out
         // then reuses one allocation turn after turn instead of growing a new array every cycle. The order:
-        // what the turns under way have not reached, the owner thread's list, what was parked, what other
-        // threads listed.
+        // the owner thread's list, what was parked, what other threads listed.
         var clients: [any TurnClient] = []
-        if isCommonMode && turnDepth > 0 { clients = takeUnreached() }
-        if clients.isEmpty {
-            swap(&clients, &ownerWaiting)
-        } else {
-            clients += ownerWaiting
-            ownerWaiting.removeAll(keepingCapacity: true)
-        }
+        swap(&clients, &ownerWaiting)
         queue.withLock { queue in
             clients += queue.parked.map(\.client)
             clients += queue.waiting
@@ -398,8 +392,8 @@ extension CoalescingScheduler {
         let turn = SchedulerTurn(mode: mode, isCommonMode: isCommonMode, serial: turnSerial)
         var called = 0
         let interval = Signposts.begin(.turn, label: label, count: count)
-        // The cursor is `current`'s, where a nested pass takes what this turn has not reached by moving it to the
-        // end (the list is shared with `clients`, not copied: nobody writes it).
+        // The cursor is `current`'s, where an animating scope's flush finds what this turn has not reached (the
+        // list is shared with `clients`, not copied: nobody writes it).
         turnDepth += 1
         enclosing.append(current)
         current = RunningTurn(clients: clients)
@@ -421,18 +415,6 @@ extension CoalescingScheduler {
             swap(&clients, &ownerWaiting)
         }
         return called
-    }
-
-    /// The clients the turns under way have not reached yet, outermost turn first, taken from them.
-    private final func takeUnreached() -> [any TurnClient] {
-        var unreached: [any TurnClient] = []
-        for level in enclosing.indices where enclosing[level].hasUnreached {
-            unreached += enclosing[level].unreached
-            enclosing[level].next = enclosing[level].clients.count
-        }
-        unreached += current.unreached
-        current.next = current.clients.count
-        return unreached
     }
 }
 
@@ -498,24 +480,16 @@ extension CoalescingScheduler {
             || (isCurrent && (!ownerWaiting.isEmpty || hasUnreached()))
     }
 
-    /// Whether a turn in `mode` would find work to do: a turn has been asked for, work parked for another mode
-    /// is admitted by `mode` (`nil` admits every mode), or — asked inside a turn on the scheduler's thread, in a
-    /// common mode — a client that the turns under way have not reached yet has work (a turn inside them
-    /// serves it).
+    /// Whether a turn in `mode` would find work to do: a turn has been asked for, or work parked for another mode
+    /// is admitted by `mode` (`nil` admits every mode). What a turn under way has not reached yet is not such
+    /// work: a turn inside it does not serve it.
     ///
     /// The liveness rule of every scheduler: the scheduler's thread must not go to sleep while this is
     /// true for the mode it runs in. A ``RunLoopScheduler`` checks it after the last observer of each
     /// pass; a ``ManualScheduler``'s ``ManualScheduler/runUntilIdle(mode:maxTurns:file:line:)`` turns until it is
     /// false. Any thread; exact on the scheduler's thread.
     public final func hasWork(admittedBy mode: RunLoop.Mode?) -> Bool {
-        hasRequestedTurn || hasParkedWork(admittedBy: mode) || hasUnreachedWork(admittedBy: mode)
-    }
-
-    /// Whether a turn in `mode`, begun now inside the turns under way, would find work among the clients they
-    /// have not reached (it takes them only in a common mode).
-    private final func hasUnreachedWork(admittedBy mode: RunLoop.Mode?) -> Bool {
-        guard isCurrent, mode.map(isCommon) ?? true else { return false }
-        return hasUnreached { $0.hasWorkForTurn }
+        hasRequestedTurn || hasParkedWork(admittedBy: mode)
     }
 
     /// Whether work parked for other modes is admitted by `mode`.

@@ -105,13 +105,12 @@ public final class ManualScheduler: CoalescingScheduler, @unchecked Sendable {
     /// Runs one turn in `mode`: every context with pending work delivers what that mode admits.
     ///
     /// Work scheduled during the turn (by handlers) waits for the next one. A turn called inside another (a
-    /// handler's modal wait) in a common mode first serves what the outer turn has not reached yet: that turn
-    /// then does not serve it again.
-    /// - Returns: How many listings the turn served itself: each context listed for it, including one whose work
+    /// handler's modal wait) serves only what was listed since the outer turn began: what the outer turn has
+    /// not reached yet waits for it, as on the main run loop.
+    /// - Returns: How many listings the turn served: each context listed for it, including one whose work
     ///   was delivered before the turn (by `updateIfNeeded()`, `update()` or a scope's flush) and so delivers
     ///   nothing now, and twice one that the main thread and another thread both listed in one cycle (it delivers
-    ///   once); not those a turn inside it served; 0 when nothing was listed. ``isIdle`` says whether a turn
-    ///   would deliver anything.
+    ///   once); 0 when nothing was listed. ``isIdle`` says whether a turn would deliver anything.
     /// - Parameters:
     ///   - mode: The mode of the turn.
     ///   - file: The caller's file (`#fileID`): a turn off the scheduler's thread stops the program, in
@@ -135,7 +134,7 @@ public final class ManualScheduler: CoalescingScheduler, @unchecked Sendable {
     /// that no turn has admitted yet — or what is listed has already been delivered, however it was delivered
     /// (`updateViewIfNeeded()`, `update()` or an animating scope's flush before the turn), so that the next turn
     /// would deliver nothing (an update a suspended context holds waits for its `resume()`, not for a turn).
-    /// Read it on the scheduler's thread.
+    /// Inside a turn, what that turn has not reached yet counts as waiting. Read it on the scheduler's thread.
     public var isIdle: Bool {
         if !hasRequestedTurn && !hasPendingWork { return true }
         return isCurrent && !waitingClients().contains { $0.client.hasWorkForTurn }
@@ -149,6 +148,7 @@ public final class ManualScheduler: CoalescingScheduler, @unchecked Sendable {
 
     /// Turns in `mode` until no work that `mode` admits is left: no turn is asked for, and nothing parked
     /// waits for a mode that `mode` admits. At most `maxTurns` turns (below 1: reported as misuse, and 1).
+    /// Called inside a turn (a modal wait in an updater), it leaves what that turn has not reached to it.
     ///
     /// Work parked for a mode that `mode` does not admit stays parked (it does not ask for turns); turn
     /// in its mode to deliver it. This is the liveness rule of every scheduler (see
