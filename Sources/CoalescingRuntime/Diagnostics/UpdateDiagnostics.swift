@@ -77,10 +77,20 @@ public enum UpdateDiagnostics {
 
     private static let current = Locked(State())
 
-    /// A frame: a turn or an updater slower than this is reported (`slowUpdater`).
+    /// A frame: a turn or a delivery outside a turn slower than this is reported (`slowTurn`, `slowUpdater`).
     /// (A constant the other modules inline, not a stored `let` they reach through an accessor.)
     @inlinable
     package static var frameNanoseconds: UInt64 { 16_000_000 }
+
+    /// A second: a scheduler reports a slow turn, and a slow report names a context, at most this often.
+    package static var reportInterval: UInt64 { 1_000_000_000 }
+
+    /// `nanoseconds` as milliseconds with three decimals, without `String(format:)` (slow on Linux).
+    package static func milliseconds(_ nanoseconds: UInt64) -> String {
+        let microseconds = nanoseconds / 1_000
+        let fraction = String(microseconds % 1_000)
+        return "\(microseconds / 1_000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
+    }
 
     /// Hands `report` to the handler, outside every lock of the package (the caller holds none).
     package static func emit(_ report: Report) {
@@ -104,14 +114,17 @@ extension UpdateDiagnostics {
             public static let delivery = Kind(name: "delivery")
             /// A context re-requested from inside its own delivery in 60 consecutive cycles.
             public static let updateLoop = Kind(name: "update loop")
-            /// An updater whose call took longer than a frame (16 ms), with everything the call ran (a nested
-            /// run loop, the reports its requests cause, what goes when it removes itself: see the Diagnosing
-            /// Updates article). Turns are timed whole: a slow turn that served one context, which made one call
-            /// of one updater in it, names it; after any other, each context the turn served times each updater
-            /// of its next delivery, so an updater that is slow every time is named the next time it runs. Every
-            /// other delivery (`update()`, even an observer's inside a turn) is always timed, and so is every
-            /// delivery while recording.
+            /// A delivery made outside a turn — `update()`, `updateIfNeeded()`, a first render, the rules' early
+            /// flush or a scope's flush, made where no turn is under way — that took longer than a frame (16 ms),
+            /// naming its context: its updaters' whole calls (a nested run loop, what their requests run, what
+            /// goes when one removes itself) and nothing else. A delivery inside a turn is the turn's time
+            /// (``slowTurn``). A context is named at most once a second, by this report or ``slowTurn``.
             public static let slowUpdater = Kind(name: "slow updater")
+            /// A scheduler's turn that took longer than a frame (16 ms): how long, and the labels of the
+            /// contexts (and queues) it served. Nothing in the turn is blamed: its time is all of theirs. At most
+            /// one report a second per scheduler, and a context named at most once a second (by this report or
+            /// ``slowUpdater``), so that a slow launch does not use the report up.
+            public static let slowTurn = Kind(name: "slow turn")
             /// A context released while an update was pending: that update is never delivered.
             public static let releasedWithPendingUpdate = Kind(name: "released with pending update")
             /// An update-properties context that was never bound to its view, delivering from the main

@@ -110,8 +110,10 @@ open class CoalescingScheduler: @unchecked Sendable {
     @exclusivity(unchecked) nonisolated(unsafe) var turnSerial: UInt64 = 0
     /// Nesting depth of `runTurn` on the scheduler's thread (a handler may run a nested loop).
     @exclusivity(unchecked) nonisolated(unsafe) var turnDepth = 0
-    /// Timed deliveries under way on the scheduler's thread (see ``deliveryContext``).
+    /// Deliveries timed on their own under way on the scheduler's thread (see ``timesDeliveryAlone``).
     @exclusivity(unchecked) nonisolated(unsafe) var timedDeliveries = 0
+    /// When the last slow turn was reported (``now()``), if one was: at most one report a second.
+    @exclusivity(unchecked) nonisolated(unsafe) var lastSlowTurnReport: UInt64?
     /// The turn under way on the scheduler's thread (no clients outside one): the clients it took, and how far
     /// it got. What it has not reached waits for it (a turn inside it serves only what was listed since it
     /// began); an animating scope entered in an updater flushes it first (``waitingClients()``).
@@ -524,15 +526,14 @@ extension CoalescingScheduler {
 
 // What a scheduler tells diagnostics: when it last turned, whether a turn is overdue, and who waits on it.
 extension CoalescingScheduler: CustomDebugStringConvertible {
-    /// For a delivery beginning now (scheduler's thread): whether a turn is under way, and whether the delivery
-    /// runs inside a timed one (an updater's `update()` of another context), whose time it is part of: then it
-    /// is timed too. Calls, not the stored properties: read from another module, they would be checked for
-    /// exclusivity dynamically there.
-    package final var deliveryContext: (inTurn: Bool, insideTimed: Bool) {
-        (turnDepth > 0, timedDeliveries > 0)
+    /// Whether a delivery beginning now (scheduler's thread) is timed on its own: outside every turn (a turn is
+    /// timed whole) and every delivery timed on its own (whose time it is part of). Calls, not the stored
+    /// properties: read from another module, they would be checked for exclusivity dynamically there.
+    package final var timesDeliveryAlone: Bool {
+        turnDepth == 0 && timedDeliveries == 0
     }
 
-    /// A timed delivery began (`true`) or ended (`false`) on the scheduler's thread.
+    /// A delivery timed on its own began (`true`) or ended (`false`) on the scheduler's thread.
     package final func timedDelivery(began: Bool) {
         timedDeliveries += began ? 1 : -1
     }
@@ -547,16 +548,36 @@ extension CoalescingScheduler: CustomDebugStringConvertible {
     }
 
     /// The turn begun at `began`, which took `clients`, has ended. A turn is timed as a whole (two clock reads
-    /// a turn, none per delivery); when one slower than a frame served one client (listed once or more), that
-    /// client may name itself (see ``TurnClient/reportSlowTurn(nanoseconds:)``); otherwise every client it
-    /// served times its next delivery, so that an updater slow every time is named the next time it runs.
+    /// a turn, none per delivery): one slower than a frame is reported (``UpdateDiagnostics/Report/Kind-swift.struct/slowTurn``)
+    /// with how long it took and the labels of the clients it served — at most once a second for this scheduler,
+    /// and naming a client at most once a second (``TurnClient/nameForSlowReport(at:)``). Nothing in it is
+    /// blamed: the turn's time is every client's.
     @inline(__always)
     final func noteTurnEnded(began: UInt64, clients: [any TurnClient]) {
-        let elapsed = now() &- began
-        guard elapsed > UpdateDiagnostics.frameNanoseconds else { return }
-        let first = clients[0]
-        if clients.allSatisfy({ $0 === first }) && first.reportSlowTurn(nanoseconds: elapsed) { return }
-        for client in clients { client.timeNextDelivery() }
+        let end = now()
+        guard end &- began > UpdateDiagnostics.frameNanoseconds else { return }
+        reportSlowTurn(nanoseconds: end &- began, at: end, clients: clients)
+    }
+
+    private final func reportSlowTurn(nanoseconds: UInt64, at end: UInt64, clients: [any TurnClient]) {
+        if let last = lastSlowTurnReport, end &- last < UpdateDiagnostics.reportInterval { return }
+        var seen = Set<ObjectIdentifier>()
+        var names: [String] = []
+        for client in clients where seen.insert(ObjectIdentifier(client)).inserted {
+            if let name = client.nameForSlowReport(at: end) { names.append(name) }
+        }
+        // Every client it served was named in the last second: nothing new to say.
+        guard !names.isEmpty else { return }
+        lastSlowTurnReport = end
+        let shown = names.prefix(8).map { "\"\($0)\"" }.joined(separator: ", ")
+        let more = names.count > 8 ? " and \(names.count - 8) more" : ""
+        UpdateDiagnostics.emit(
+            UpdateDiagnostics.Report(
+                kind: .slowTurn, label: label,
+                message: "a turn took \(UpdateDiagnostics.milliseconds(nanoseconds)) ms, longer than a frame (16 ms): "
+                    + "frames are dropped while it runs. It served \(shown)\(more); one of their updaters (or a "
+                    + "completion, or what their requests ran) was slow. Move the slow work off the main thread.",
+                duration: Double(nanoseconds) / 1e9))
     }
 
     /// Whether a turn has been asked for and has not begun for more than a second (any thread): measured from
@@ -653,18 +674,13 @@ package protocol TurnClient: AnyObject, Sendable {
     /// the turn (an update delivered at once). On the scheduler's thread; `true` unless the client knows.
     var hasWorkForTurn: Bool { get }
 
-    /// The turn took `nanoseconds`, longer than a frame, and served only this client. Returns whether the
-    /// client named the culprit (reported it); `false` has it time its next delivery. Scheduler's thread.
-    func reportSlowTurn(nanoseconds: UInt64) -> Bool
-
-    /// A turn that served this client was slower than a frame and named nobody: the client times each updater
-    /// of its next delivery. Scheduler's thread.
-    func timeNextDelivery()
+    /// What a slow turn's report calls this client, unless a slow report named it less than a second before
+    /// `now` (then `nil`); a name given counts as a naming. Scheduler's thread.
+    func nameForSlowReport(at now: UInt64) -> String?
 }
 
 extension TurnClient {
     package var diagnosticLabel: DiagnosticLabel? { nil }
     package var hasWorkForTurn: Bool { true }
-    package func reportSlowTurn(nanoseconds: UInt64) -> Bool { false }
-    package func timeNextDelivery() {}
+    package func nameForSlowReport(at now: UInt64) -> String? { diagnosticLabel?.string }
 }

@@ -65,10 +65,11 @@ public final class ManualScheduler: CoalescingScheduler, @unchecked Sendable {
         clock.withLock { $0 }
     }
 
-    /// Moves forward the clock that diagnostics read for this scheduler's turns and deliveries — how long an
-    /// updater or a turn took (the slow-updater report), how long a turn has been asked for (the overdue turn
-    /// that `debugDescription` names) — which otherwise stands still: a test says what an updater took instead of sleeping,
-    /// and a loaded machine never makes a report of its own. Like swift-clocks' `TestClock.advance(by:)`.
+    /// Moves forward the clock that diagnostics read for this scheduler's turns and deliveries — how long a
+    /// turn or a delivery outside a turn took (the slow-turn and slow-updater reports, and their once-a-second
+    /// limits), how long a turn has been asked for (the overdue turn that `debugDescription` names) — which
+    /// otherwise stands still: a test says what an updater took instead of sleeping, and a loaded machine never
+    /// makes a report of its own. Like swift-clocks' `TestClock.advance(by:)`.
     ///
     /// ```swift
     /// import Foundation
@@ -78,7 +79,7 @@ public final class ManualScheduler: CoalescingScheduler, @unchecked Sendable {
     /// let context = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
     /// context.onUpdate { _ in scheduler.advanceClock(by: 0.040) }   // this updater "takes" 40 ms
     /// context.setNeedsUpdate()
-    /// scheduler.turn()   // reported: UpdateDiagnostics.Report.Kind.slowUpdater
+    /// scheduler.turn()   // reported: UpdateDiagnostics.Report.Kind.slowTurn, naming the context
     /// ```
     ///
     /// Any thread.

@@ -16,6 +16,8 @@ final class CoalescingCore: TurnClient, Sendable {
         var isPosting = false
         var missedTurn = false
         var nextUnmatchedSender: UInt64 = 0
+        /// When a slow turn's report last named the queue (its scheduler's clock), if one did.
+        var namedAt: UInt64?
     }
 
     let center: NotificationCenter
@@ -39,6 +41,16 @@ final class CoalescingCore: TurnClient, Sendable {
     }
 
     var diagnosticLabel: DiagnosticLabel? { label }
+
+    /// What a slow turn's report calls the queue, at most once a second.
+    func nameForSlowReport(at now: UInt64) -> String? {
+        let named = state.withLock { state -> Bool in
+            if let last = state.namedAt, now &- last < UpdateDiagnostics.reportInterval { return false }
+            state.namedAt = now
+            return true
+        }
+        return named ? label.string : nil
+    }
 
     /// Whether a turn would still post something (a `.now` post may have removed what was pending).
     var hasWorkForTurn: Bool {

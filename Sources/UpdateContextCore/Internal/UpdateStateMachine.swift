@@ -77,6 +77,9 @@ package struct UpdateStateMachine {
     var ledger: TransactionLedger?
     /// Diagnostics: requests applied since the last delivery began (wrapping), counted by the storage.
     var absorbed: UInt32 = 0
+    /// Diagnostics: when a slow report last named the context (the scheduler's clock, in milliseconds, wrapping;
+    /// with ``DiagnosticsBits/named``).
+    var namedAt: UInt32 = 0
     /// Nesting depth of `suspend()`.
     private(set) var suspensions: Int32 = 0
     private(set) var pending = Pending()

@@ -66,31 +66,31 @@ extension UpdateStorage {
         return machine.absorbed
     }
 
-    /// Updater `index` took `nanoseconds`: reports it once per context when slower than a frame.
-    func noteSlowUpdater(index: Int, nanoseconds: UInt64) {
-        guard machine.diagnostics.insert(.slowReported).inserted else { return }
-        let who = "updater #\(index + 1) took"
+    /// A delivery timed on its own took `nanoseconds` (ending at `now`), longer than a frame: names the context,
+    /// unless a slow report named it in the last second.
+    func noteSlowDelivery(nanoseconds: UInt64, at now: UInt64) {
+        guard nameForSlowReport(at: now) != nil else { return }
         UpdateDiagnostics.emit(
             UpdateDiagnostics.Report(
                 kind: .slowUpdater, label: label.string,
-                message: "\(who) \(Self.milliseconds(nanoseconds)) ms, longer than a frame (16 ms): frames are "
-                    + "dropped while it runs. Move the slow work off the main thread, or out of the updater.",
+                message: "a delivery outside a turn took \(UpdateDiagnostics.milliseconds(nanoseconds)) ms, longer "
+                    + "than a frame (16 ms): frames are dropped while it runs. Move the slow work off the main "
+                    + "thread, or out of the updater.",
                 duration: Double(nanoseconds) / 1e9))
     }
 
-    /// The turn that served only this context was slower than a frame: names its updater when the turn made
-    /// one untimed delivery, of one updater, with no completions, and the context was not reported before.
-    /// Otherwise its next delivery times each updater (`false`).
-    package func reportSlowTurn(nanoseconds: UInt64) -> Bool {
-        let bits = machine.diagnostics
-        guard bits.contains(.soloCall), !bits.contains(.slowReported) else { return false }
-        noteSlowUpdater(index: 0, nanoseconds: nanoseconds)
-        return true
-    }
-
-    /// A slow turn that served this context named nobody: its next delivery times each updater.
-    package func timeNextDelivery() {
-        machine.diagnostics.insert(.timeNextDelivery)
+    /// What a slow report calls this context, unless one named it less than a second before `now`; counts as a
+    /// naming. Main thread.
+    package func nameForSlowReport(at now: UInt64) -> String? {
+        let milliseconds = UInt32(truncatingIfNeeded: now / 1_000_000)
+        if machine.diagnostics.contains(.named),
+            UInt64(milliseconds &- machine.namedAt) * 1_000_000 < UpdateDiagnostics.reportInterval
+        {
+            return nil
+        }
+        machine.diagnostics.insert(.named)
+        machine.namedAt = milliseconds
+        return label.string
     }
 
     /// While recording: the report of one delivery.
@@ -109,16 +109,9 @@ extension UpdateStorage {
             UpdateDiagnostics.Report(
                 kind: .delivery, label: label.string,
                 message: "\(kind) delivery #\(deliverySerial), \(flag), absorbed \(absorbed) request"
-                    + (absorbed == 1 ? "" : "s") + ", updaters took \(Self.milliseconds(nanoseconds)) ms",
+                    + (absorbed == 1 ? "" : "s") + ", updaters took \(UpdateDiagnostics.milliseconds(nanoseconds)) ms",
                 callSite: site, absorbedRequests: Int(absorbed), animated: delivery.animated,
                 transaction: transaction.map { "\($0)" }, duration: Double(nanoseconds) / 1e9))
-    }
-
-    /// `nanoseconds` as milliseconds with three decimals, without `String(format:)` (slow on Linux).
-    static func milliseconds(_ nanoseconds: UInt64) -> String {
-        let microseconds = nanoseconds / 1_000
-        let fraction = String(microseconds % 1_000)
-        return "\(microseconds / 1_000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
     }
 
     // MARK: Suspension and release
@@ -227,82 +220,51 @@ extension UpdateStorage {
 }
 
 /// What diagnostics watch of one delivery, made where it begins: the requests it absorbed and the first
-/// one's site (while recording), its signpost, and the time its updaters took (the slow-updater report,
-/// and the recorded delivery's duration).
-///
-/// Each updater is timed (a clock read, ~30 ns, per updater) in every delivery but the end-of-cycle one a turn
-/// makes for a context it listed — those are timed whole with their turn by the scheduler
-/// (``CoalescingScheduler/noteTurnEnded(began:clients:)``) — and in those too while recording, in a context's
-/// first one after a slow turn that served it without naming a culprit, and when made inside a timed delivery.
+/// one's site (while recording), its signpost, and its time — for the recorded report, and for a delivery made
+/// outside every turn (`update()`, a first render, a flush), which is timed on its own: slower than a frame, it
+/// names its context (``UpdateDiagnostics/Report/Kind-swift.struct/slowUpdater``). A turn is timed whole by its
+/// scheduler, and a delivery inside one is part of its time: no clock is read for it unless recording.
 struct DeliveryProbe {
     private let absorbed: UInt32
     private let recordedSite: UpdateDiagnostics.Report.CallSite?
-    private let inTurn: Bool
     private let recording: Bool
-    private let isTimed: Bool
+    /// Timed on its own (outside every turn and every delivery timed on its own).
+    private let alone: Bool
     private let began: UInt64
     private let interval: SignpostInterval?
-    /// When the last updater returned, and how many have returned.
-    private var time: UInt64
-    private var index = 0
 
     /// Begins with the delivery: takes what it absorbed, and the first site recording noted for it.
     @inline(__always)
-    init(_ storage: UpdateStorage, byTurn: Bool) {
+    init(_ storage: UpdateStorage) {
         absorbed = storage.takeAbsorbed()
         // The first request this delivery absorbed is claimed with its count, before any updater can request
         // again (for the next delivery) or recording can change; a delivery made while not recording just
         // forgets it (no stale site for a later one).
         let hasRecordedSite = storage.machine.diagnostics.remove(.recordedSite) != nil
         recordedSite = hasRecordedSite ? storage.linkIfMade?.takeRecordedSite() : nil
-        let (inTurn, insideTimed) = storage.withScheduler { $0.deliveryContext }
-        self.inTurn = inTurn
         recording = cvu_diagnostics_is_recording()
-        let suspect = storage.machine.diagnostics.remove(.timeNextDelivery) != nil
-        isTimed = !byTurn || insideTimed || recording || suspect
-        if isTimed { storage.withScheduler { $0.timedDelivery(began: true) } }
-        began = isTimed ? storage.withScheduler { $0.now() } : 0
-        time = began
+        alone = storage.withScheduler { $0.timesDeliveryAlone }
+        if alone { storage.withScheduler { $0.timedDelivery(began: true) } }
+        began = alone || recording ? storage.withScheduler { $0.now() } : 0
         interval = Signposts.begin(.delivery, label: storage.label.string, count: Int(absorbed))
-    }
-
-    /// An updater returned: reported if it took longer than a frame (in a timed delivery).
-    @inline(__always)
-    mutating func updaterReturned(_ storage: UpdateStorage) {
-        index += 1
-        guard isTimed else { return }
-        let now = storage.withScheduler { $0.now() }
-        if now &- time > UpdateDiagnostics.frameNanoseconds {
-            storage.noteSlowUpdater(index: index - 1, nanoseconds: now &- time)
-            time = storage.withScheduler { $0.now() }  // the report's handler is not the next updater's time
-        } else {
-            time = now
-        }
     }
 
     /// The updaters have returned; `transaction`'s completions run next.
     @inline(__always)
     func end(_ storage: UpdateStorage, _ delivery: Delivery, transaction: CompletionGroup?) {
         Signposts.end(interval)
-        if isTimed { storage.withScheduler { $0.timedDelivery(began: false) } }
-        // What a slow turn that served only this context may blame on its updater: one untimed call, and
-        // nothing else in the turn (no other delivery, updater, completion or custom transaction value going).
-        if inTurn {
-            var bits = storage.machine.diagnostics
-            if isTimed || storage.runsUserCodeAfterUpdaters(transaction) || index != 1
-                || !bits.isDisjoint(with: [.soloCall, .otherWork])
-            {
-                bits.remove(.soloCall)
-                bits.insert(.otherWork)
-            } else {
-                bits.insert(.soloCall)
+        guard alone || recording else { return }
+        let now = storage.withScheduler { $0.now() }
+        if alone {
+            storage.withScheduler { $0.timedDelivery(began: false) }
+            if now &- began > UpdateDiagnostics.frameNanoseconds {
+                storage.noteSlowDelivery(nanoseconds: now &- began, at: now)
             }
-            storage.machine.diagnostics = bits
         }
         if recording {
             storage.reportDelivery(
                 delivery, absorbed: absorbed, site: recordedSite, transaction: transaction,
-                nanoseconds: time &- began)
+                nanoseconds: now &- began)
         }
     }
 }
@@ -317,17 +279,10 @@ struct DiagnosticsBits: OptionSet {
     static let requestedInDelivery = DiagnosticsBits(rawValue: 1 << 0)
     /// The update loop was reported.
     static let loopReported = DiagnosticsBits(rawValue: 1 << 1)
-    /// A slow updater was reported.
-    static let slowReported = DiagnosticsBits(rawValue: 1 << 2)
+    /// A slow report named the context (at ``UpdateStateMachine/namedAt``).
+    static let named = DiagnosticsBits(rawValue: 1 << 2)
     /// Recording noted a first request for the next delivery (kept by the link).
     static let recordedSite = DiagnosticsBits(rawValue: 1 << 3)
-    /// This turn's deliveries of the context so far: one untimed call of one updater whose transaction runs no
-    /// user code after it, no completions and no custom values going (a slow turn that served only this context
-    /// blames that updater), or anything else (`otherWork`). Cleared when a turn begins to serve the context.
-    static let soloCall = DiagnosticsBits(rawValue: 1 << 4)
-    static let otherWork = DiagnosticsBits(rawValue: 1 << 5)
-    /// A slow turn served the context without naming a culprit: its next delivery times each updater.
-    static let timeNextDelivery = DiagnosticsBits(rawValue: 1 << 6)
 }
 
 /// What the always-on reports need to know.

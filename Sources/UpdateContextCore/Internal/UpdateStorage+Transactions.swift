@@ -124,13 +124,6 @@ extension UpdateStorage {
         machine.ledger?.delivering ?? UpdateTransaction(animation: animated ? .default : nil)
     }
 
-    /// Whether the transaction of the delivery under way (whose completions are `group`) runs user code once its
-    /// updaters have returned: completions, or the `deinit`s of the custom values it carries as it goes. Main thread.
-    func runsUserCodeAfterUpdaters(_ group: CompletionGroup?) -> Bool {
-        guard let group else { return false }
-        return group.hasCompletions || machine.ledger?.delivering?.isPlain == false
-    }
-
     /// The transaction of the delivery under way (``deliveryTransaction(animated:)``), if updaters are running:
     /// `nil` elsewhere, and on another thread.
     var transactionUnderWay: UpdateTransaction? {

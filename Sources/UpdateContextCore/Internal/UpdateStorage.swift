@@ -647,16 +647,15 @@ extension UpdateStorage {
     /// delivery a scope's entry makes of what was pending (recording names it so).
     ///
     /// `note`: the request that made this delivery the rules' early flush, which the next delivery absorbs —
-    /// counted once this one has taken what it absorbed. `byTurn`: the end-of-cycle delivery a turn makes for
-    /// this context, which it listed (the turn's time covers it: see ``DeliveryProbe``).
-    func deliver(_ delivery: Delivery, thenNote note: RequestNote? = nil, byTurn: Bool = false) {
+    /// counted once this one has taken what it absorbed.
+    func deliver(_ delivery: Delivery, thenNote note: RequestNote? = nil) {
         if isCancelled {
             machine.cancel()
             return
         }
         machine.deliveryBegan(delivery)
         let transaction = beginTransaction(of: delivery)
-        var probe = DeliveryProbe(self, byTurn: byTurn)  // what diagnostics watch of it
+        let probe = DeliveryProbe(self)  // what diagnostics watch of it
         if let note { noteApplied(note) }
         // Each updater is taken under the lock: that is where its call begins. A removal from another thread
         // takes the lock too, so it either comes first (the updater is not called) or after (the call taken is
@@ -675,7 +674,6 @@ extension UpdateStorage {
             id = next.id
             next.call(delivery.animated)
             _ = consume next
-            probe.updaterReturned(self)
         }
         probe.end(self, delivery, transaction: transaction)
         // The completions run after the updaters (inside the delivery: what they request waits for a later
@@ -722,12 +720,12 @@ extension UpdateStorage {
             withShared { $0.inboxIsQueued = false }
             return nil
         case .run:
-            machine.diagnostics.subtract([.soloCall, .otherWork])  // what this turn delivers, for a slow turn
+            break
         }
         drainInboxIfNeeded()
         let delivery = machine.turnEnded(defaultAnimated: animated)
         // Published after the updaters ran: other threads read the update as pending until it is delivered.
-        if let delivery { deliver(delivery, byTurn: true) }
+        if let delivery { deliver(delivery) }
         publishScheduled()
         return nil
     }

@@ -40,9 +40,6 @@ final class CompletionGroup: @unchecked Sendable {
         self.completions = completions
     }
 
-    /// Whether it holds completions (their time is not an updater's). Main thread.
-    var hasCompletions: Bool { !completions.isEmpty }
-
     /// An animation started.
     func enter() {
         outstanding += 1
