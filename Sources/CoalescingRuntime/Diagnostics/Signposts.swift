@@ -8,8 +8,8 @@ import os
 /// Interest (subsystem `NotificationCoalescing`), each named "turn" or "delivery" with a message naming
 /// the label and the number of requests it absorbed (for a turn, the number of clients it called).
 ///
-/// On Apple platforms `OSSignposter` (iOS 15 / macOS 12) or `os_signpost` below; nothing elsewhere. When no
-/// tool records, an interval costs one check of the log's state.
+/// On Apple platforms `os_signpost` (the one path, from the package's floor); nothing elsewhere. When no tool
+/// records, an interval costs one check of the log's state.
 @usableFromInline
 package enum Signposts: Sendable {
     /// The interval's name in Instruments.
@@ -55,26 +55,12 @@ package struct SignpostInterval {
     #if canImport(os)
     let name: Signposts.Name
     let id: OSSignpostID
-    /// The `OSSignpostIntervalState` of `OSSignposter` (iOS 15 / macOS 12), or `nil` for `os_signpost`.
-    let state: Any?
 
     @usableFromInline
     init(_ name: Signposts.Name, label: String, count: Int) {
         self.name = name
-        if #available(iOS 15, macOS 12, tvOS 15, watchOS 8, visionOS 1, *) {
-            let signposter = AppleLog.Signposter.shared
-            id = signposter.makeSignpostID()
-            switch name {
-            case .turn:
-                state = signposter.beginInterval("turn", id: id, "\(label, privacy: .public): \(count) called")
-            case .delivery:
-                state = signposter.beginInterval("delivery", id: id, "\(label, privacy: .public): \(count) absorbed")
-            }
-            return
-        }
         let log = AppleLog.pointsOfInterest
         id = OSSignpostID(log: log)
-        state = nil
         let text = "\(label): \(count) \(name == .turn ? "called" : "absorbed")" as NSString
         switch name {
         case .turn: os_signpost(.begin, log: log, name: "turn", signpostID: id, "%{public}@", text)
@@ -84,15 +70,6 @@ package struct SignpostInterval {
 
     @usableFromInline
     func end() {
-        if #available(iOS 15, macOS 12, tvOS 15, watchOS 8, visionOS 1, *),
-            let state = state as? OSSignpostIntervalState
-        {
-            switch name {
-            case .turn: AppleLog.Signposter.shared.endInterval("turn", state)
-            case .delivery: AppleLog.Signposter.shared.endInterval("delivery", state)
-            }
-            return
-        }
         let log = AppleLog.pointsOfInterest
         switch name {
         case .turn: os_signpost(.end, log: log, name: "turn", signpostID: id)
@@ -103,7 +80,8 @@ package struct SignpostInterval {
 }
 
 #if canImport(os)
-/// The package's logs on Apple platforms: the reports' log, and Points of Interest for the signposts.
+/// The package's logs on Apple platforms: the reports' log, and Points of Interest for the signposts. One path,
+/// `os_signpost` and `os_log`, which exist at the package's floor (iOS 13, macOS 10.15).
 @usableFromInline
 enum AppleLog {
     static let subsystem = "NotificationCoalescing"
@@ -111,29 +89,10 @@ enum AppleLog {
     static let pointsOfInterest = OSLog(subsystem: subsystem, category: .pointsOfInterest)
     static let reports = OSLog(subsystem: subsystem, category: "UpdateDiagnostics")
 
-    @available(iOS 15, macOS 12, tvOS 15, watchOS 8, visionOS 1, *)
-    enum Signposter {
-        static let shared = OSSignposter(logHandle: pointsOfInterest)
-    }
-
-    @available(iOS 14, macOS 11, tvOS 14, watchOS 7, visionOS 1, *)
-    enum Log {
-        static let shared = Logger(reports)
-    }
-
-    /// Writes a report to the unified log (`os.Logger`; `os_log` before iOS 14 / macOS 11).
+    /// Writes a report to the unified log (`os_log`): an error, but for a recorded delivery (debug).
     static func write(_ report: UpdateDiagnostics.Report) {
-        let text = report.description
-        let isFault = report.kind != .delivery
-        if #available(iOS 14, macOS 11, tvOS 14, watchOS 7, visionOS 1, *) {
-            if isFault {
-                Log.shared.error("\(text, privacy: .public)")
-            } else {
-                Log.shared.debug("\(text, privacy: .public)")
-            }
-        } else {
-            os_log("%{public}@", log: reports, type: isFault ? .error : .debug, text as NSString)
-        }
+        let type: OSLogType = report.kind == .delivery ? .debug : .error
+        os_log("%{public}@", log: reports, type: type, report.description as NSString)
     }
 }
 #endif

@@ -35,9 +35,8 @@ public enum UpdateDiagnostics {
         set { cvu_diagnostics_set_recording(newValue) }
     }
 
-    /// Where reports go. By default the unified log on Apple platforms (`os.Logger`, subsystem
-    /// `NotificationCoalescing`, category `UpdateDiagnostics`; `os_log` before iOS 14 / macOS 11), and
-    /// standard error elsewhere. Any thread; see ``UpdateDiagnostics`` for when it is called.
+    /// Where reports go. By default the unified log on Apple platforms (`os_log`, subsystem
+    /// `NotificationCoalescing`, category `UpdateDiagnostics`), and standard error elsewhere. Any thread; see ``UpdateDiagnostics`` for when it is called.
     public static var handler: @Sendable (Report) -> Void {
         get { current.withLock { $0.box }.handler }
         set {
