@@ -60,10 +60,9 @@ import Foundation
 /// The context does not keep its owner alive (capture `[weak self]` in updaters). Released — even
 /// inside one of its own updaters — it delivers nothing more and frees its updaters at once.
 public final class ViewUpdatingContext: Sendable {
-    /// The context's state and its updaters; it synchronises itself (see its declaration).
+    /// The context's state and its updaters; it synchronises itself (see its declaration). What the other
+    /// products' subscriptions hold: it outlives the context only to say it is gone.
     package let storage: UpdateStorage
-    /// What the other products' triggers (Combine) attach to: it outlives the context only to say it is gone.
-    package var updateLink: UpdateLink { storage.link }
 
     /// For `@ViewInvalidating(.update)`: a request that diagnostics name by the property's owner.
     package func setNeedsUpdate(animated: Bool?, invalidating owner: any ViewUpdating) {
@@ -251,9 +250,9 @@ public final class ViewUpdatingContext: Sendable {
     public func setNeedsUpdate<Result>(
         animated: Bool? = nil, file: StaticString = #fileID, line: UInt = #line, _ changes: () throws -> Result
     ) rethrows -> Result {
-        storage.flushBeforeChange(animated)
+        let scope = storage.willChange(animated)
         // Requested even when `changes` throws: what it changed before throwing is shown too.
-        defer { storage.setNeedsUpdate(animated, site: RequestSite(file: file, line: line)) }
+        defer { storage.didChange(animated, in: scope, site: RequestSite(file: file, line: line)) }
         return try changes()
     }
 

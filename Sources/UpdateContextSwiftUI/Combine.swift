@@ -156,35 +156,35 @@ extension ViewUpdatingContext {
     }
 
     private func subscribe<P: Publisher>(to publisher: P, animated: Bool?) -> UpdateSubscription {
-        let link = updateLink
-        let key = link.subscriptions.reserveKey()
-        let trigger = PublisherTrigger<P.Output, P.Failure>(link: link, key: key, animated: animated)
-        link.subscriptions.register(trigger, key: key)
+        let storage = self.storage
+        let key = storage.subscriptions.reserveKey()
+        let trigger = PublisherTrigger<P.Output, P.Failure>(storage: storage, key: key, animated: animated)
+        storage.subscriptions.register(trigger, key: key)
         publisher.subscribe(trigger)
-        return UpdateSubscription(runner: trigger, link: link)
+        return UpdateSubscription(runner: trigger, storage: storage)
     }
 }
 
 /// The subscriber behind ``ViewUpdatingContext/requestUpdates(from:animated:)-(P,_)`` for publishers.
-// @unchecked Sendable: the subscription and the flags are behind `state`'s lock; `link`, `key` and
+// @unchecked Sendable: the subscription and the flags are behind `state`'s lock; `storage`, `key` and
 // `animated` never change.
 private final class PublisherTrigger<Input, Failure: Error>: Subscriber, LinkedRunner, @unchecked Sendable {
     private struct State {
         var subscription: (any Subscription)?
         var isCancelled = false
         var isFinished = false
-        /// Whether the link has been told this trigger ended (once, whichever way it ended).
+        /// Whether the storage has been told this trigger ended (once, whichever way it ended).
         var reported = false
     }
 
     let combineIdentifier = CombineIdentifier()
-    private let link: UpdateLink
+    private let storage: UpdateStorage
     private let key: UInt64
     private let animated: Bool?
     private let state = Locked(State())
 
-    init(link: UpdateLink, key: UInt64, animated: Bool?) {
-        self.link = link
+    init(storage: UpdateStorage, key: UInt64, animated: Bool?) {
+        self.storage = storage
         self.key = key
         self.animated = animated
     }
@@ -201,7 +201,7 @@ private final class PublisherTrigger<Input, Failure: Error>: Subscriber, LinkedR
 
     func receive(_ input: Input) -> Subscribers.Demand {
         if !state.withLock({ $0.isCancelled || $0.isFinished }) {
-            link.setNeedsUpdate(animated)
+            storage.setNeedsUpdateFromOutside(animated, site: RequestSite(.publisher))
         }
         return .none
     }
@@ -213,7 +213,7 @@ private final class PublisherTrigger<Input, Failure: Error>: Subscriber, LinkedR
             defer { state.reported = true }
             return !state.reported
         }
-        if report { link.subscriptionFinished(key) }
+        if report { storage.subscriptionFinished(key) }
     }
 
     func cancel() {
@@ -226,7 +226,7 @@ private final class PublisherTrigger<Input, Failure: Error>: Subscriber, LinkedR
             return (state.subscription, !state.reported)
         }
         subscription?.cancel()
-        if report { link.subscriptionFinished(key) }
+        if report { storage.subscriptionFinished(key) }
     }
 
     var isCancelled: Bool { state.withLock { $0.isCancelled } }

@@ -565,7 +565,7 @@ final class CanonicalPathRandomTests: XCTestCase {
                     subject.subscriptionInstance!.pending += 1
                     subject.pendingScopes.append(subject.subscriptionInstance!)
                     subscription.renewal.request(
-                        on: probe.updateContext.updateLink, site: RequestSite(file: #fileID, line: #line))
+                        on: probe.updateContext.storage, site: RequestSite(file: #fileID, line: #line))
                 case 55..<58:
                     explicitTransaction(on: subject, joining: nil)
                 case 58..<80:

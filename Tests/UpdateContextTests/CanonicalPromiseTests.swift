@@ -479,10 +479,10 @@ final class CanonicalPromiseTests: XCTestCase {
         var card: Card? = self.card()
         let calls = CompletionCalls()
         card!.text = "b"
-        let link = card!.updateContext.updateLink
+        let link = card!.updateContext.storage
         weak let gone: Card? = card
         card!.onRender = { card = nil }
-        link.setNeedsUpdate(transaction: calls.transaction("animated", .default))
+        link.requestFromOutside(calls.transaction("animated", .default))
         XCTAssertNil(gone, "released by its flush's updater")
         spinMainLoop(timeout: 5) { !calls.all.isEmpty }
         XCTAssertEqual(calls.all, ["animated:released"])

@@ -226,13 +226,13 @@ final class DiagnosticsSitesTests: XCTestCase {
 
         let kept = ViewUpdatingContext(label: "kept", scheduler: scheduler, refreshEvents: [])
         kept.setNeedsUpdate()
-        XCTAssertNotNil(kept.updateLink.takeRecordedSite(), "noted while recording")
+        XCTAssertNotNil(kept.storage.face(RecordedSite.self)?.site.withLock { $0 }, "noted while recording")
         var released: ViewUpdatingContext? = ViewUpdatingContext(
             label: "released", scheduler: scheduler, refreshEvents: [])
-        let link = released!.updateLink
+        let link = released!.storage
         released?.setNeedsUpdate()
         released = nil
-        XCTAssertNil(link.takeRecordedSite(), "forgotten with the context")
+        XCTAssertNil(link.face(RecordedSite.self), "forgotten with the context")
         scheduler.turn()
     }
 }

@@ -116,7 +116,7 @@ final class NestedTrackedUpdaterTests: XCTestCase {
     /// contexts' links (which every registration of theirs holds) are freed.
     func testReleasedScreensWhoseParentRenderedTheChildTwiceLeaveNothing() {
         let model = model!
-        var links: [() -> UpdateLink?] = []
+        var links: [() -> UpdateStorage?] = []
         for childFirst in [true, false] {
             var inner: ViewUpdatingContext? = ViewUpdatingContext(
                 label: "inner", scheduler: scheduler, refreshEvents: [])
@@ -131,8 +131,8 @@ final class NestedTrackedUpdaterTests: XCTestCase {
             XCTAssertLessThan(settle([outer!, inner!]), 5)
             outer!.setNeedsUpdate()
             XCTAssertLessThan(settle([outer!, inner!]), 5)
-            let innerLink = inner!.updateLink
-            let outerLink = outer!.updateLink
+            let innerLink = inner!.storage
+            let outerLink = outer!.storage
             links += [{ [weak innerLink] in innerLink }, { [weak outerLink] in outerLink }]
             if childFirst {
                 inner = nil
@@ -142,6 +142,7 @@ final class NestedTrackedUpdaterTests: XCTestCase {
                 inner = nil
             }
         }
+        _ = try? scheduler.runUntilIdle()  // the scheduler forgets the released contexts it had listed
         for (index, link) in links.enumerated() {
             XCTAssertNil(link(), "link #\(index) is still held by the model's registrations")
         }
@@ -178,7 +179,7 @@ final class NestedTrackedUpdaterTests: XCTestCase {
         let outer = ViewUpdatingContext(label: "outer", scheduler: scheduler, refreshEvents: [])
         var inner: ViewUpdatingContext? = ViewUpdatingContext(label: "inner", scheduler: scheduler, refreshEvents: [])
         inner!.onTrackedUpdate { _ in _ = model.mood }
-        weak let innerLink = inner!.updateLink
+        weak let innerLink = inner!.storage
         let shown = SharedLog()
         var runs = 0
         outer.onTrackedUpdate { _ in
@@ -349,7 +350,7 @@ extension NestedTrackedChildTests {
         let model = AccountModel()
         let parent = ViewUpdatingContext(label: "parent", scheduler: scheduler, refreshEvents: [])
         var child: ViewUpdatingContext? = ViewUpdatingContext(label: "child", scheduler: scheduler, refreshEvents: [])
-        weak let childLink = child!.updateLink
+        weak let childLink = child!.storage
         child!.onTrackedUpdate { _ in _ = model.mood }
         parent.onTrackedUpdate { _ in child?.update() }
         try scheduler.runUntilIdle()

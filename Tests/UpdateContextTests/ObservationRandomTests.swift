@@ -72,11 +72,11 @@ final class ObservationRandomTests: XCTestCase {
         /// before: its first render runs inside this screen's tracked run.
         var startsChildInside = false
         /// The links of children dropped inside a delivery, for the end's check that nothing is kept.
-        var droppedChildLinks: [() -> UpdateLink?] = []
+        var droppedChildLinks: [() -> UpdateStorage?] = []
         /// This screen's link, its child's and its dropped children's: what the cells must not keep once it goes.
-        var links: [() -> UpdateLink?] {
-            let own = updateContext.updateLink
-            let child = self.child?.updateContext.updateLink
+        var links: [() -> UpdateStorage?] {
+            let own = updateContext.storage
+            let child = self.child?.updateContext.storage
             return droppedChildLinks + [{ [weak own] in own }, { [weak child] in child }]
         }
         /// Removes its updater from inside its delivery number `removesItselfAt` (a one-shot screen).
@@ -108,7 +108,7 @@ final class ObservationRandomTests: XCTestCase {
                     }
                 }
                 if deliveries == dropsChildAt {
-                    let link = child.updateContext.updateLink
+                    let link = child.updateContext.storage
                     droppedChildLinks.append { [weak link] in link }
                     self.child = nil
                 }
@@ -146,7 +146,7 @@ final class ObservationRandomTests: XCTestCase {
         var tasks: [(id: Int, go: DispatchSemaphore, ended: AtomicCounter)] = []
         let completions = SharedLog()
         var scopesOpened = 0
-        var links: [() -> UpdateLink?] = []
+        var links: [() -> UpdateStorage?] = []
         var log: [String] = []
         /// For a task's scope: the connected screens that read the cell the task changed, when it changed it
         /// (forgotten as each is removed or released). A scope with one left at the end was shown.

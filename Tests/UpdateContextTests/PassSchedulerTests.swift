@@ -101,7 +101,7 @@ final class PassSchedulerTests: XCTestCase {
         context.setNeedsUpdate()
         spinMainLoop { deliveries == 1 }
         XCTAssertEqual(deliveries, 1, "delivered at the end of the main run loop's cycle")
-        XCTAssertNil(context.storage.link.face(PropertiesPassBinding.self), "no pass binding")
+        XCTAssertNil(context.storage.face(PropertiesPassBinding.self), "no pass binding")
         #endif
     }
 

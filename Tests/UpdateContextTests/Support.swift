@@ -125,3 +125,27 @@ extension ManualScheduler {
         return turns
     }
 }
+
+extension UpdateStateMachine {
+    /// `setNeedsUpdate(animated: flag)` on the pure machine (default flag `false`).
+    mutating func n(_ flag: Bool?) -> Action {
+        request(.setNeedsUpdate(flag), defaultAnimated: false)
+    }
+
+    /// `request`, and when it delivers, the delivery's end (no updaters on the pure machine): the flag it
+    /// delivered, if it did.
+    mutating func play(_ request: UpdateRequest, defaultAnimated: Bool) -> Bool? {
+        guard case .deliver(let delivery, _) = self.request(request, defaultAnimated: defaultAnimated) else {
+            return nil
+        }
+        _ = deliveryEnded(inboxHasRequests: false)
+        return delivery.animated
+    }
+
+    /// The end of a cycle (`updateIfNeeded()`), and the delivery's end: the flag it delivered, if it did.
+    mutating func playEndOfCycle(defaultAnimated: Bool) -> Bool? {
+        guard case .deliver(let delivery, _) = deliverDue(defaultAnimated: defaultAnimated) else { return nil }
+        _ = deliveryEnded(inboxHasRequests: false)
+        return delivery.animated
+    }
+}

@@ -19,21 +19,21 @@ struct SwiftTestingTests {
         let timeline = (row.timeline, row.defaultAnimated, row.expectedDeliveries)
         var machine = UpdateStateMachine()
         var delivered = ""
-        func record(_ action: UpdateStateMachine.Action) {
-            if case .deliverNow(let delivery, _) = action { delivered += delivery.animated ? "a" : "n" }
+        func record(_ flag: Bool?) {
+            if let flag { delivered += flag ? "a" : "n" }
         }
         for token in timeline.0.split(separator: " ") {
             switch token {
-            case "N": record(machine.setNeedsUpdate(nil))
-            case "F": record(machine.setNeedsUpdate(false))
-            case "T": record(machine.setNeedsUpdate(true))
-            case "U": record(machine.update(nil, defaultAnimated: timeline.1))
-            case "U(T)": record(machine.update(true, defaultAnimated: timeline.1))
-            default: record(machine.updateIfNeeded(defaultAnimated: timeline.1))
+            case "N": record(machine.play(.setNeedsUpdate(nil), defaultAnimated: timeline.1))
+            case "F": record(machine.play(.setNeedsUpdate(false), defaultAnimated: timeline.1))
+            case "T": record(machine.play(.setNeedsUpdate(true), defaultAnimated: timeline.1))
+            case "U": record(machine.play(.update(nil), defaultAnimated: timeline.1))
+            case "U(T)": record(machine.play(.update(true), defaultAnimated: timeline.1))
+            default: record(machine.playEndOfCycle(defaultAnimated: timeline.1))
             }
         }
         #expect(delivered == timeline.2, "\(timeline.0)")
-        #expect(!machine.pending.isScheduled)
+        #expect(machine.due == nil)
     }
 
     @Test("Every contract timeline, through a context on a manual scheduler", arguments: PrecedenceTable.contract)

@@ -474,12 +474,12 @@ final class TrackedChangeTests: XCTestCase {
     /// A released screen leaves nothing on a long-lived model: its tracking's registrations go with it (on
     /// 0.2.0 they stayed, holding the context's link, about 1.2 KB per released screen).
     func testAReleasedScreenLeavesNothingOnALongLivedModel() {
-        weak var link: UpdateLink?
+        weak var link: UpdateStorage?
         do {
             let screen = AccountScreen(scheduler: scheduler, account: account)
             onMainActor(screen) { $0.startUpdatingView() }
             XCTAssertNoThrow(try scheduler.runUntilIdle())
-            link = screen.updateContext.updateLink
+            link = screen.updateContext.storage
         }
         self.screen = nil
         XCTAssertNil(link, "the model's registrations kept the released context's link")

@@ -371,16 +371,16 @@ final class TransactionEdgeTests: XCTestCase {
         UpdateDiagnostics.isRecording = true
         defer { UpdateDiagnostics.isRecording = false }
         let scheduler = ManualScheduler()
-        var links: [UpdateLink] = []
+        var links: [UpdateStorage] = []
         for _ in 0..<300 {
             var context: ViewUpdatingContext? = ViewUpdatingContext(scheduler: scheduler, refreshEvents: [])
-            let link = context!.updateLink
+            let link = context!.storage
             links.append(link)
             let started = DispatchSemaphore(value: 0)
             let done = DispatchSemaphore(value: 0)
             Thread.detachNewThread {
                 started.signal()
-                for _ in 0..<20 { link.setNeedsUpdate(nil) }
+                for _ in 0..<20 { link.setNeedsUpdateFromOutside(nil, site: RequestSite(file: #fileID, line: #line)) }
                 done.signal()
             }
             started.wait()
@@ -389,6 +389,7 @@ final class TransactionEdgeTests: XCTestCase {
         }
         _ = try? scheduler.runUntilIdle()
         XCTAssertFalse(
-            links.contains { $0.takeRecordedSite() != nil }, "no first request is kept for a context that is gone")
+            links.contains { $0.face(RecordedSite.self) != nil },
+            "no first request is kept for a context that is gone")
     }
 }

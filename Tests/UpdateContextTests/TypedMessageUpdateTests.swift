@@ -221,7 +221,7 @@ final class TypedMessageUpdateTests: XCTestCase {
         XCTAssertFalse(RefreshHub.covers(context.storage, name: name, center: center))
         var refreshes = 0
         covered.onUpdate { _ in refreshes += 1 }
-        let subscription = covered.coveredRefresh(link: covered.updateLink)
+        let subscription = covered.coveredRefresh(storage: covered.storage)
         XCTAssertEqual(covered.runningSubscriptions, 1)
         center.post(name: name, object: nil)
         XCTAssertEqual(refreshes, 1, "once, by the notification")

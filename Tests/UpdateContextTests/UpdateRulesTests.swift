@@ -15,61 +15,52 @@ final class UpdateRulesTests: XCTestCase {
 
     func testRequestsOnThePureValue() {
         var machine = UpdateStateMachine()
-        XCTAssertEqual(machine.setNeedsUpdate(nil), .askForTurn)
+        XCTAssertEqual(machine.n(nil), .list)
         XCTAssertTrue(machine.isNoOp(nil))
-        XCTAssertEqual(machine.setNeedsUpdate(false), .none)
-        XCTAssertEqual(machine.pending.flag, false)
+        XCTAssertEqual(machine.n(false), .none)
+        XCTAssertEqual(machine.due?.flag, false)
         XCTAssertFalse(machine.isNoOp(true))
         XCTAssertEqual(
-            machine.setNeedsUpdate(true),
-            .deliverNow(Delivery(animated: false, isForced: false, isEarlyFlush: true), askForTurn: false),
+            machine.n(true), .deliver(Delivery(animated: false, isEarlyFlush: true), list: false),
             "F then T flushes early")
-        XCTAssertEqual(machine.pending.flag, true)
-        XCTAssertEqual(
-            machine.updateIfNeeded(defaultAnimated: false),
-            .deliverNow(Delivery(animated: true, isForced: false), askForTurn: false))
-        XCTAssertNil(machine.pending.flag)
-        XCTAssertFalse(machine.pending.isScheduled)
-        XCTAssertEqual(machine.updateIfNeeded(defaultAnimated: false), .none, "nothing scheduled")
+        XCTAssertEqual(machine.due?.flag, true, "the animated request, due behind the flush")
+        XCTAssertFalse(machine.deliveryEnded(inboxHasRequests: false))
+        XCTAssertEqual(machine.playEndOfCycle(defaultAnimated: false), true)
+        XCTAssertNil(machine.due)
+        XCTAssertNil(machine.playEndOfCycle(defaultAnimated: false), "nothing due")
     }
 
     func testUpdateCancelsTheScheduledDelivery() {
         var machine = UpdateStateMachine()
-        _ = machine.setNeedsUpdate(true)
-        XCTAssertEqual(
-            machine.update(nil, defaultAnimated: false),
-            .deliverNow(Delivery(animated: true, isForced: true), askForTurn: false))
-        XCTAssertFalse(machine.pending.isScheduled)
-        XCTAssertEqual(
-            machine.update(false, defaultAnimated: true),
-            .deliverNow(Delivery(animated: false, isForced: true), askForTurn: false))
-        XCTAssertEqual(
-            machine.update(nil, defaultAnimated: true),
-            .deliverNow(Delivery(animated: true, isForced: true), askForTurn: false))
+        _ = machine.n(true)
+        XCTAssertEqual(machine.play(.update(nil), defaultAnimated: false), true)
+        XCTAssertNil(machine.due)
+        XCTAssertEqual(machine.play(.update(false), defaultAnimated: true), false)
+        XCTAssertEqual(machine.play(.update(nil), defaultAnimated: true), true)
     }
 
     func testSuspensionKeepsRequestsForResume() {
         var machine = UpdateStateMachine()
         machine.suspend()
-        XCTAssertEqual(machine.setNeedsUpdate(false), .none)
-        XCTAssertEqual(machine.setNeedsUpdate(true), .none, "no flush while suspended")
-        XCTAssertEqual(machine.updateIfNeeded(defaultAnimated: true), .none)
+        XCTAssertEqual(machine.n(false), .none)
+        XCTAssertEqual(machine.n(true), .none, "no flush while suspended")
+        XCTAssertNil(machine.playEndOfCycle(defaultAnimated: true))
         XCTAssertEqual(
-            machine.resume(defaultAnimated: true),
-            .deliverNow(Delivery(animated: false, isForced: false), askForTurn: false),
+            machine.resume(defaultAnimated: true), .deliver(Delivery(animated: false), list: false),
             "the non-animated change must not animate")
-        XCTAssertEqual(machine.updateIfNeeded(defaultAnimated: true), .none)
+        _ = machine.deliveryEnded(inboxHasRequests: false)
+        XCTAssertNil(machine.playEndOfCycle(defaultAnimated: true))
     }
 
     func testAnUpdateKeptWhileSuspendedIsForcedOnResume() {
         var machine = UpdateStateMachine()
         machine.suspend()
-        XCTAssertEqual(machine.update(true, defaultAnimated: false), .none)
-        XCTAssertTrue(machine.pending.isForced)
+        XCTAssertNil(machine.play(.update(true), defaultAnimated: false))
+        XCTAssertEqual(machine.due?.isForced, true)
         XCTAssertEqual(
-            machine.resume(defaultAnimated: false),
-            .deliverNow(Delivery(animated: true, isForced: true), askForTurn: false))
-        XCTAssertFalse(machine.pending.isForced)
+            machine.resume(defaultAnimated: false), .deliver(Delivery(animated: true, isForced: true), list: false))
+        _ = machine.deliveryEnded(inboxHasRequests: false)
+        XCTAssertNil(machine.due)
     }
 
     // MARK: the contract's timelines

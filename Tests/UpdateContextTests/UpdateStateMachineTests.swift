@@ -6,128 +6,154 @@ import XCTest
 @testable import UpdateContext
 @testable import UpdateContextCore
 
-/// The lifecycle state machine on its own: every event and the action it returns.
+/// The state machine on its own: every event, the action it returns and the phase it leaves.
 final class UpdateStateMachineTests: XCTestCase {
-    private let n = Delivery(animated: false, isForced: false)
+    private let n = Delivery(animated: false)
+    private let a = Delivery(animated: true)
+    private let early = Delivery(animated: false, isEarlyFlush: true)
 
-    func testTheFirstRequestOfACycleAsksForOneTurn() {
+    func testTheFirstRequestOfACycleListsOnce() {
         var machine = UpdateStateMachine()
-        XCTAssertEqual(machine.setNeedsUpdate(nil), .askForTurn)
-        XCTAssertTrue(machine.isTurnAsked)
+        XCTAssertEqual(machine.n(nil), .list)
+        XCTAssertTrue(machine.listing.isAsked)
         XCTAssertTrue(machine.isNoOp(nil), "the fast path")
-        XCTAssertEqual(machine.setNeedsUpdate(nil), .none)
-        XCTAssertEqual(machine.setNeedsUpdate(false), .none)
-        XCTAssertEqual(machine.turnBegan(serial: 1), .run)
-        XCTAssertEqual(machine.turnEnded(defaultAnimated: true), n, "the explicit false wins over the default")
-        XCTAssertFalse(machine.isTurnAsked)
+        XCTAssertEqual(machine.n(nil), .none)
+        XCTAssertEqual(machine.n(false), .none)
+        XCTAssertEqual(machine.phase, .scheduled(.init(flag: false)))
+        XCTAssertEqual(machine.turn(serial: 1), .run)
+        XCTAssertEqual(machine.endOfTurn(defaultAnimated: true), n, "the explicit false wins over the default")
+        XCTAssertEqual(machine.phase, .delivering(n, next: nil), "a delivery that has begun")
+        XCTAssertFalse(machine.deliveryEnded(inboxHasRequests: false))
+        XCTAssertEqual(machine.phase, .idle)
+        XCTAssertFalse(machine.listing.isAsked)
     }
 
-    func testFalseThenTrueDeliversNowAndKeepsTheTurn() {
+    func testFalseThenTrueDeliversNowAndKeepsTheAnimatedRequestDue() {
         var machine = UpdateStateMachine()
-        XCTAssertEqual(machine.setNeedsUpdate(false), .askForTurn)
+        XCTAssertEqual(machine.n(false), .list)
         XCTAssertEqual(
-            machine.setNeedsUpdate(true),
-            .deliverNow(Delivery(animated: false, isForced: false, isEarlyFlush: true), askForTurn: false),
-            "already asked; the rules' early flush")
-        XCTAssertEqual(machine.turnBegan(serial: 7), .run)
-        XCTAssertEqual(machine.turnEnded(defaultAnimated: false), Delivery(animated: true, isForced: false))
+            machine.request(.setNeedsUpdate(true), defaultAnimated: false), .deliver(early, list: false),
+            "listed already; the rules' early flush")
+        XCTAssertEqual(machine.phase, .delivering(early, next: .init(flag: true)))
+        XCTAssertFalse(machine.deliveryEnded(inboxHasRequests: false))
+        XCTAssertEqual(machine.turn(serial: 7), .run)
+        XCTAssertEqual(machine.endOfTurn(defaultAnimated: false), a)
     }
 
     func testUpdateIsAForcedDeliveryAndCancelsTheCycle() {
         var machine = UpdateStateMachine()
-        _ = machine.setNeedsUpdate(true)
+        _ = machine.n(true)
         XCTAssertEqual(
-            machine.update(nil, defaultAnimated: false),
-            .deliverNow(Delivery(animated: true, isForced: true), askForTurn: false))
-        XCTAssertEqual(machine.turnBegan(serial: 1), .run)
-        XCTAssertNil(machine.turnEnded(defaultAnimated: false), "the scheduled delivery was cancelled")
+            machine.request(.update(nil), defaultAnimated: false),
+            .deliver(Delivery(animated: true, isForced: true), list: false))
+        XCTAssertFalse(machine.deliveryEnded(inboxHasRequests: false))
+        XCTAssertEqual(machine.turn(serial: 1), .run)
+        XCTAssertNil(machine.endOfTurn(defaultAnimated: false), "the scheduled delivery was cancelled")
     }
 
-    func testRequestsWhileDeliveringGoToTheInbox() {
+    func testRequestsWhileDeliveringAreDeferred() {
         var machine = UpdateStateMachine()
-        machine.deliveryBegan(n)
+        _ = machine.n(nil)
+        _ = machine.deliverDue(defaultAnimated: false)
         XCTAssertFalse(machine.isNoOp(nil), "no fast path while updaters run")
-        XCTAssertEqual(machine.setNeedsUpdate(true), .deferToInbox(.setNeedsUpdate(true)))
-        XCTAssertEqual(machine.update(false, defaultAnimated: false), .deferToInbox(.update(false)))
-        XCTAssertEqual(machine.turnBegan(serial: 3), .missed, "a nested run loop inside an updater")
-        XCTAssertTrue(machine.deliveryEnded(inboxHasRequests: true), "passed by: it must register again")
-        XCTAssertTrue(machine.isTurnAsked)
-        XCTAssertEqual(machine.turnBegan(serial: 4), .run)
-        XCTAssertNil(machine.turnEnded(defaultAnimated: false))
+        XCTAssertEqual(machine.request(.setNeedsUpdate(true), defaultAnimated: false), .defer)
+        XCTAssertEqual(machine.request(.update(false), defaultAnimated: false), .defer)
+        XCTAssertEqual(machine.turn(serial: 3), .missed, "a nested run loop inside an updater")
+        XCTAssertTrue(machine.deliveryEnded(inboxHasRequests: true), "passed by: it must be listed again")
+        XCTAssertTrue(machine.listing.isAsked)
+        XCTAssertEqual(machine.turn(serial: 4), .run)
+        XCTAssertNil(machine.endOfTurn(defaultAnimated: false))
     }
 
-    func testANestedTurnDuringADeliveryFromTheInboxIsMissedAndRegistersAgain() {
+    func testANestedTurnDuringADeliveryFromTheInboxIsMissedAndListsAgain() {
         var machine = UpdateStateMachine()
-        XCTAssertEqual(machine.turnBegan(serial: 1), .run)
-        guard case .deliverNow(let delivery, _) = machine.apply(.update(nil), defaultAnimated: false) else {
+        XCTAssertEqual(machine.turn(serial: 1), .run)
+        guard case .deliver = machine.request(.update(nil), defaultAnimated: false) else {
             return XCTFail("an update from the inbox delivers at once")
         }
-        machine.deliveryBegan(delivery)
-        XCTAssertEqual(machine.turnBegan(serial: 2), .missed, "an updater ran a nested loop")
+        XCTAssertEqual(machine.turn(serial: 2), .missed, "an updater ran a nested loop")
         XCTAssertTrue(
             machine.deliveryEnded(inboxHasRequests: true),
-            "registers again: what updaters posted waits for the next turn")
-        XCTAssertNil(machine.turnEnded(defaultAnimated: false))
+            "listed again: what updaters posted waits for the next turn")
+        XCTAssertNil(machine.endOfTurn(defaultAnimated: false))
     }
 
     func testAContextPassedByWithNothingLeftAsksForNoTurn() {
         var machine = UpdateStateMachine()
-        machine.deliveryBegan(n)
-        XCTAssertEqual(machine.turnBegan(serial: 1), .missed)
+        _ = machine.n(nil)
+        _ = machine.deliverDue(defaultAnimated: false)
+        XCTAssertEqual(machine.turn(serial: 1), .missed)
         XCTAssertFalse(machine.deliveryEnded(inboxHasRequests: false), "nothing pending, nothing in the inbox")
-        XCTAssertEqual(machine.setNeedsUpdate(nil), .askForTurn, "a later request lists it")
+        XCTAssertEqual(machine.n(nil), .list, "a later request lists it")
     }
 
-    func testInsideATurnTheInboxNeedsNoTurnOfItsOwn() {
+    func testInsideATurnTheInboxNeedsNoListingOfItsOwn() {
         var machine = UpdateStateMachine()
-        XCTAssertEqual(machine.turnBegan(serial: 1), .run)
-        XCTAssertEqual(machine.apply(.setNeedsUpdate(nil), defaultAnimated: false), .none, "this turn delivers it")
-        XCTAssertFalse(machine.isTurnAsked)
-        XCTAssertEqual(machine.turnEnded(defaultAnimated: false), n)
+        XCTAssertEqual(machine.turn(serial: 1), .run)
+        XCTAssertEqual(machine.n(nil), .none, "this turn delivers it")
+        XCTAssertFalse(machine.listing.isAsked)
+        XCTAssertEqual(machine.endOfTurn(defaultAnimated: false), n)
     }
 
     func testAContextListedTwiceInOneTurnRunsOnce() {
         var machine = UpdateStateMachine()
-        _ = machine.setNeedsUpdate(nil)
-        XCTAssertEqual(machine.turnBegan(serial: 5), .run)
-        _ = machine.turnEnded(defaultAnimated: false)
-        XCTAssertEqual(machine.turnBegan(serial: 5), .skip)
+        _ = machine.n(nil)
+        XCTAssertEqual(machine.turn(serial: 5), .run)
+        _ = machine.endOfTurn(defaultAnimated: false)
+        _ = machine.deliveryEnded(inboxHasRequests: false)
+        XCTAssertEqual(machine.turn(serial: 5), .skip)
     }
 
     func testAResumeKeptUpdateIsForced() {
         var machine = UpdateStateMachine()
         machine.suspend()
-        XCTAssertEqual(machine.update(nil, defaultAnimated: false), .none)
+        XCTAssertEqual(machine.request(.update(nil), defaultAnimated: false), .none)
+        XCTAssertEqual(machine.phase, .scheduled(.init(flag: nil, isForced: true)))
         XCTAssertEqual(
-            machine.resume(defaultAnimated: true),
-            .deliverNow(Delivery(animated: true, isForced: true), askForTurn: false))
+            machine.resume(defaultAnimated: true), .deliver(Delivery(animated: true, isForced: true), list: false))
+        _ = machine.deliveryEnded(inboxHasRequests: false)
         machine.suspend()
-        _ = machine.setNeedsUpdate(nil)
-        XCTAssertEqual(
-            machine.resume(defaultAnimated: false), .deliverNow(n, askForTurn: false), "a kept request is not forced")
+        _ = machine.n(nil)
+        XCTAssertEqual(machine.resume(defaultAnimated: false), .deliver(n, list: false), "a kept request is not forced")
     }
 
     func testTheLastResumeWhileUpdatersRunLeavesTheKeptUpdateForTheNextTurn() {
         var machine = UpdateStateMachine()
-        XCTAssertEqual(machine.setNeedsUpdate(false), .askForTurn)
-        guard case .deliverNow(let flush, _) = machine.setNeedsUpdate(true) else {
+        XCTAssertEqual(machine.n(false), .list)
+        guard case .deliver = machine.request(.setNeedsUpdate(true), defaultAnimated: false) else {
             return XCTFail("F then T flushes early")
         }
-        machine.deliveryBegan(flush)  // the early flush's updater suspends and resumes
-        machine.suspend()
+        machine.suspend()  // the early flush's updater suspends and resumes
         XCTAssertEqual(machine.resume(defaultAnimated: false), .none, "listed already; not delivered recursively")
         XCTAssertFalse(machine.deliveryEnded(inboxHasRequests: false))
-        XCTAssertEqual(machine.turnBegan(serial: 1), .run)
-        XCTAssertEqual(machine.turnEnded(defaultAnimated: false), Delivery(animated: true, isForced: false))
+        XCTAssertEqual(machine.turn(serial: 1), .run)
+        XCTAssertEqual(machine.endOfTurn(defaultAnimated: false), a)
     }
 
     func testACancelledMachineDoesNothing() {
         var machine = UpdateStateMachine()
-        _ = machine.setNeedsUpdate(nil)
+        _ = machine.n(nil)
         machine.cancel()
-        XCTAssertEqual(machine.setNeedsUpdate(true), .none)
-        XCTAssertEqual(machine.update(nil, defaultAnimated: false), .none)
-        XCTAssertEqual(machine.turnBegan(serial: 1), .skip)
+        XCTAssertEqual(machine.n(true), .none)
+        XCTAssertEqual(machine.request(.update(nil), defaultAnimated: false), .none)
+        XCTAssertEqual(machine.turn(serial: 1), .skip)
+    }
+
+    /// A delivery's end counts a cycle towards an update loop when its updaters requested their own context, and
+    /// starts again from nothing when they did not.
+    func testTheLoopCountFollowsDeliveriesThatRequestedThemselves() {
+        var machine = UpdateStateMachine()
+        for cycle in 1...3 {
+            _ = machine.n(nil)
+            _ = machine.deliverDue(defaultAnimated: false)
+            machine.diagnostics.bits.insert(.requestedInDelivery)
+            _ = machine.deliveryEnded(inboxHasRequests: false)
+            XCTAssertEqual(machine.diagnostics.loopCount, UInt8(cycle))
+        }
+        _ = machine.n(nil)
+        _ = machine.deliverDue(defaultAnimated: false)
+        _ = machine.deliveryEnded(inboxHasRequests: false)
+        XCTAssertEqual(machine.diagnostics.loopCount, 0)
     }
 
     // MARK: the inbox

@@ -42,6 +42,16 @@ package enum Signposts: Sendable {
         #endif
     }
 
+    /// Whether a tool records the Points of Interest signposts now (never off Apple platforms).
+    @inlinable @inline(__always)
+    package static var areRecorded: Bool {
+        #if canImport(os)
+        isRecording
+        #else
+        false
+        #endif
+    }
+
     #if canImport(os)
     /// Whether a tool records the Points of Interest signposts now.
     @usableFromInline

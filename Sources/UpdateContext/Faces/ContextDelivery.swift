@@ -80,9 +80,9 @@ extension ViewUpdatingContext {
     /// the other is released (its feed removes its updater). A released context makes a face that is not
     /// kept (it announces nothing).
     package func face<Face: AnyObject & Sendable>(_ make: () -> Face) -> Face {
-        let link = storage.link
-        if let face = link.face(Face.self) { return face }
-        return link.adopt(make())
+        let storage = self.storage
+        if let face = storage.face(Face.self) { return face }
+        return storage.adopt(make())
     }
 }
 

@@ -9,7 +9,7 @@ package protocol LinkedRunner: Sendable {
 
 extension Task: LinkedRunner where Success == Void, Failure == Never {}
 
-/// A context's running subscriptions (messages, sequences, publishers), kept as a face of its link: the link
+/// A context's running subscriptions (messages, sequences, publishers), kept as a face of its storage: the storage
 /// lets go of its faces when the context goes, and this one's `deinit` then cancels what still runs. A
 /// subscription registered after that lands on a set that nobody keeps, and is cancelled as its caller lets go.
 package final class Subscriptions: Sendable {
@@ -48,12 +48,12 @@ package final class Subscriptions: Sendable {
     var count: Int { state.withLock { $0.runners.count } }
 
     deinit {
-        // Outside every lock of the package: the link released its faces, or a caller its unkept set.
+        // Outside every lock of the package: the storage released its faces, or a caller its unkept set.
         for runner in state.withLock({ $0.runners.values }) { runner.cancel() }
     }
 }
 
-extension UpdateLink {
+extension UpdateStorage {
     /// The context's subscriptions (a new, unkept set once the context is gone).
     package var subscriptions: Subscriptions {
         face(Subscriptions.self) ?? adopt(Subscriptions())

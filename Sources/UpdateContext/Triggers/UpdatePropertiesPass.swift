@@ -191,7 +191,7 @@ extension ViewUpdatingContext {
         _ request: @escaping @Sendable () -> Void, isInWindow: @escaping @Sendable () -> Bool = { false },
         onlyIfUnbound: Bool = false
     ) -> Bool {
-        storage.link.face(PropertiesPassBinding.self)?.bind(
+        storage.face(PropertiesPassBinding.self)?.bind(
             request, isInWindow: isInWindow, onlyIfUnbound: onlyIfUnbound)
             ?? false
     }
@@ -225,7 +225,7 @@ extension ViewUpdatingContext {
     /// whose owner is not the view it updates. The view is held weakly. Main thread.
     @MainActor
     public func deliverInUpdateProperties(of view: UIView) {
-        storage.link.face(PropertiesPassBinding.self)?.bind(toView: view, onlyIfUnbound: false)
+        storage.face(PropertiesPassBinding.self)?.bind(toView: view, onlyIfUnbound: false)
     }
 
     /// Makes a context from ``makeForUpdatePropertiesPass(label:animated:refreshEvents:file:line:)`` ask `controller` for its
@@ -236,7 +236,7 @@ extension ViewUpdatingContext {
     /// for a context whose owner is not the controller it updates. The controller is held weakly. Main thread.
     @MainActor
     public func deliverInUpdateProperties(of controller: UIViewController) {
-        storage.link.face(PropertiesPassBinding.self)?.bind(toController: controller, onlyIfUnbound: false)
+        storage.face(PropertiesPassBinding.self)?.bind(toController: controller, onlyIfUnbound: false)
     }
 }
 

@@ -7,13 +7,13 @@
 /// of `requestUpdates(from:)` is not kept: a subscription nobody holds stops at once.
 public final class UpdateSubscription: Sendable {
     private let runner: any LinkedRunner
-    private let link: UpdateLink
+    private let storage: UpdateStorage
     /// `false` only for `refreshes(on:)`, which lasts as long as the context, kept or not.
     private let cancelsOnRelease: Bool
 
-    package init(runner: any LinkedRunner, link: UpdateLink, cancelsOnRelease: Bool = true) {
+    package init(runner: any LinkedRunner, storage: UpdateStorage, cancelsOnRelease: Bool = true) {
         self.runner = runner
-        self.link = link
+        self.storage = storage
         self.cancelsOnRelease = cancelsOnRelease
     }
 
@@ -29,7 +29,7 @@ public final class UpdateSubscription: Sendable {
     /// Whether ``cancel()`` was called, or the context was released (whether or not the source had
     /// already finished). Any thread.
     public var isCancelled: Bool {
-        runner.isCancelled || link.isCut
+        runner.isCancelled || storage.isCancelled
     }
 }
 
@@ -98,8 +98,8 @@ extension ViewUpdatingContext {
     ) -> UpdateSubscription {
         let renewal = CompletionRenewal(transaction)
         let site = RequestSite(file: file, line: line)
-        return subscribe(to: sequence) { link in
-            renewal.request(on: link, site: site)
+        return subscribe(to: sequence) { storage in
+            renewal.request(on: storage, site: site)
         }
     }
 
@@ -109,27 +109,27 @@ extension ViewUpdatingContext {
         subscribe(to: sequence) { $0.setNeedsUpdate(animated, site: site) }
     }
 
-    /// Follows `sequence` on a task of its own: each element makes `request` on the link, until the
+    /// Follows `sequence` on a task of its own: each element makes `request` on the storage, until the
     /// sequence ends, the subscription is cancelled or released, or the context goes.
     private func subscribe<S: AsyncSequence & Sendable>(
-        to sequence: S, request: @escaping @Sendable (UpdateLink) -> Void
+        to sequence: S, request: @escaping @Sendable (UpdateStorage) -> Void
     ) -> UpdateSubscription {
-        let link = storage.link
-        let subscriptions = link.subscriptions
+        let storage = self.storage
+        let subscriptions = storage.subscriptions
         let key = subscriptions.reserveKey()
         let task = Task.detached {
-            defer { link.subscriptionFinished(key) }
+            defer { storage.subscriptionFinished(key) }
             do {
                 for try await _ in sequence {
-                    if Task.isCancelled || link.isCut { return }
-                    request(link)
+                    if Task.isCancelled || storage.isCancelled { return }
+                    request(storage)
                 }
             } catch {
                 // A sequence that throws ends the subscription, like one that finishes.
             }
         }
         subscriptions.register(task, key: key)
-        return UpdateSubscription(runner: task, link: link)
+        return UpdateSubscription(runner: task, storage: storage)
     }
 
     /// How many of this context's ``UpdateSubscription``s are still running: those of
@@ -139,6 +139,6 @@ extension ViewUpdatingContext {
     /// when its sequence finishes or throws, and with the context, which counts none once it is gone. Any
     /// thread: a snapshot (a sequence's task may end right after).
     public var runningSubscriptions: Int {
-        storage.linkIfMade?.face(Subscriptions.self)?.count ?? 0
+        storage.face(Subscriptions.self)?.count ?? 0
     }
 }

@@ -55,15 +55,15 @@ extension ViewUpdatingContext {
         animated: Bool? = nil, transaction: (@MainActor (M) -> UpdateTransaction?)? = nil,
         file: StaticString = #fileID, line: UInt = #line
     ) -> UpdateSubscription where M.Subject: AnyObject {
-        let link = storage.link
+        let storage = self.storage
         let site = RequestSite(file: file, line: line)
-        return MessageTrigger.start(link: link, center: center, cancelsOnRelease: true) { trigger in
+        return MessageTrigger.start(storage: storage, center: center, cancelsOnRelease: true) { trigger in
             center.addObserver(of: subject, for: messageType) { message in
                 if trigger.isCancelled { return }
                 if let request = transaction?(message) {
-                    link.setNeedsUpdate(transaction: request, site: site)
+                    storage.requestFromOutside(request, site: site)
                 } else {
-                    link.setNeedsUpdate(animated, site: site)
+                    storage.setNeedsUpdateFromOutside(animated, site: site)
                 }
             }
         }
@@ -96,15 +96,15 @@ extension ViewUpdatingContext {
         animated: Bool? = nil, transaction: (@Sendable (M) -> UpdateTransaction?)? = nil,
         file: StaticString = #fileID, line: UInt = #line
     ) -> UpdateSubscription where M.Subject: AnyObject {
-        let link = storage.link
+        let storage = self.storage
         let site = RequestSite(file: file, line: line)
-        return MessageTrigger.start(link: link, center: center, cancelsOnRelease: true) { trigger in
+        return MessageTrigger.start(storage: storage, center: center, cancelsOnRelease: true) { trigger in
             center.addObserver(of: subject, for: messageType) { message in
                 if trigger.isCancelled { return }
                 if let request = transaction?(message) {
-                    link.setNeedsUpdate(transaction: request, site: site)
+                    storage.requestFromOutside(request, site: site)
                 } else {
-                    link.setNeedsUpdate(animated, site: site)
+                    storage.setNeedsUpdateFromOutside(animated, site: site)
                 }
             }
         }
@@ -191,41 +191,41 @@ extension ViewUpdatingContext {
     public func refreshes<M: NotificationCenter.MainActorMessage>(
         on messageType: M.Type, of subject: M.Subject? = nil, center: NotificationCenter = .default
     ) -> UpdateSubscription where M.Subject: AnyObject {
-        let link = storage.link
+        let storage = self.storage
         #if canImport(Darwin)
         // (Only Darwin's Foundation makes a message's notification name public.) The refresh events observe
         // every sender: they cover a message for one subject too.
         if RefreshHub.covers(storage, name: M.name, center: center) {
-            return coveredRefresh(link: link)
+            return coveredRefresh(storage: storage)
         }
         #endif
-        return MessageTrigger.start(link: link, center: center, cancelsOnRelease: false) { trigger in
+        return MessageTrigger.start(storage: storage, center: center, cancelsOnRelease: false) { trigger in
             center.addObserver(of: subject, for: messageType) { _ in
                 if trigger.isCancelled { return }
-                link.refresh()
+                storage.refresh()
             }
         }
     }
 
     /// The subscription of a `refreshes(on:)` that the context's refresh events already cover: it observes
     /// nothing, and lasts (counted by `runningSubscriptions`) as long as the context or until cancelled.
-    func coveredRefresh(link: UpdateLink) -> UpdateSubscription {
-        let runner = CoveredRefresh(link: link)
-        link.subscriptions.register(runner, key: runner.key)
-        return UpdateSubscription(runner: runner, link: link, cancelsOnRelease: false)
+    func coveredRefresh(storage: UpdateStorage) -> UpdateSubscription {
+        let runner = CoveredRefresh(storage: storage)
+        storage.subscriptions.register(runner, key: runner.key)
+        return UpdateSubscription(runner: runner, storage: storage, cancelsOnRelease: false)
     }
 }
 
 /// A refresh that the context's own refresh events already make: nothing to observe (see
-/// `coveredRefresh(link:)`).
+/// `coveredRefresh(storage:)`).
 final class CoveredRefresh: LinkedRunner, Sendable {
     private let cancelled = Locked(false)
-    private let link: UpdateLink
+    private let storage: UpdateStorage
     let key: UInt64
 
-    init(link: UpdateLink) {
-        self.link = link
-        key = link.subscriptions.reserveKey()
+    init(storage: UpdateStorage) {
+        self.storage = storage
+        key = storage.subscriptions.reserveKey()
     }
 
     var isCancelled: Bool { cancelled.withLock { $0 } }
@@ -235,12 +235,12 @@ final class CoveredRefresh: LinkedRunner, Sendable {
             defer { cancelled = true }
             return !cancelled
         }
-        if first { link.subscriptionFinished(key) }
+        if first { storage.subscriptionFinished(key) }
     }
 }
 
 /// One typed-message observation that requests updates: the runner of an ``UpdateSubscription``.
-/// Cancelling it (or cutting its link) removes the observation; its observer checks ``isCancelled`` first,
+/// Cancelling it (or cutting its storage) removes the observation; its observer checks ``isCancelled`` first,
 /// so that no request follows a cancellation, even from an observer task Foundation started before it.
 @available(iOS 26, macOS 26, tvOS 26, watchOS 26, visionOS 26, *)
 final class MessageTrigger: LinkedRunner, Sendable {
@@ -251,22 +251,22 @@ final class MessageTrigger: LinkedRunner, Sendable {
 
     private let state = Locked(State())
     private let center: NotificationCenter
-    private let link: UpdateLink
+    private let storage: UpdateStorage
     private let key: UInt64
 
-    private init(center: NotificationCenter, link: UpdateLink) {
+    private init(center: NotificationCenter, storage: UpdateStorage) {
         self.center = center
-        self.link = link
-        key = link.subscriptions.reserveKey()
+        self.storage = storage
+        key = storage.subscriptions.reserveKey()
     }
 
     /// Observes with `observe` (given the trigger, whose cancellation the observer checks) and registers
-    /// the trigger with `link`, which cancels it when the context goes.
+    /// the trigger with `storage`, which cancels it when the context goes.
     static func start(
-        link: UpdateLink, center: NotificationCenter, cancelsOnRelease: Bool,
+        storage: UpdateStorage, center: NotificationCenter, cancelsOnRelease: Bool,
         observe: (MessageTrigger) -> NotificationCenter.ObservationToken
     ) -> UpdateSubscription {
-        let trigger = MessageTrigger(center: center, link: link)
+        let trigger = MessageTrigger(center: center, storage: storage)
         let token = observe(trigger)
         let removeNow = trigger.state.withLock { state -> Bool in
             if state.isCancelled { return true }
@@ -274,8 +274,8 @@ final class MessageTrigger: LinkedRunner, Sendable {
             return false
         }
         if removeNow { center.removeObserver(token) }
-        link.subscriptions.register(trigger, key: trigger.key)
-        return UpdateSubscription(runner: trigger, link: link, cancelsOnRelease: cancelsOnRelease)
+        storage.subscriptions.register(trigger, key: trigger.key)
+        return UpdateSubscription(runner: trigger, storage: storage, cancelsOnRelease: cancelsOnRelease)
     }
 
     var isCancelled: Bool { state.withLock { $0.isCancelled } }
@@ -290,7 +290,7 @@ final class MessageTrigger: LinkedRunner, Sendable {
         guard first else { return }
         // Outside the lock: removal releases the observer block (and what it captured).
         if let token { center.removeObserver(token) }
-        link.subscriptionFinished(key)
+        storage.subscriptionFinished(key)
     }
 }
 #endif

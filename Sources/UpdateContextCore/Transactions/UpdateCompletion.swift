@@ -73,9 +73,9 @@ package final class CompletionRenewal: Sendable {
         self.transaction = transaction.withRenewableCompletions
     }
 
-    /// Requests on `link` with the transaction (and so with the renewable completions).
-    package func request(on link: UpdateLink, site: RequestSite) {
-        link.setNeedsUpdate(transaction: transaction, site: site)
+    /// Requests on `storage` with the transaction (and so with the renewable completions).
+    package func request(on storage: UpdateStorage, site: RequestSite) {
+        storage.requestFromOutside(transaction, site: site)
     }
 }
 

@@ -283,12 +283,12 @@ public struct NeedsUpdate<Value> {
             // An animated change (the property's flag, or the current scope's animation) first flushes a
             // pending non-animated update, which then shows the value before it; the request follows the
             // change, so that from any thread the delivery it makes sees the new value.
-            let context = instance.updateContext
-            context.storage.flushBeforeChange(old.animated)
+            let storage = instance.updateContext.storage
+            let scope = storage.willChange(old.animated)
             instance[keyPath: storageKeyPath].value = newValue
             // Diagnostics name the property (`ProfileViewController.name`): a setter cannot see its caller's line.
-            context.storage.setNeedsUpdate(
-                old.animated, site: RequestSite(.property(owner: EnclosingSelf.self, path: storageKeyPath)))
+            storage.didChange(
+                old.animated, in: scope, site: RequestSite(.property(owner: EnclosingSelf.self, path: storageKeyPath)))
         }
     }
 }

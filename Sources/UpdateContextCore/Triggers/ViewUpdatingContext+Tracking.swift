@@ -87,12 +87,10 @@ extension ViewUpdatingContext {
     func onTrackingUpdater(
         named name: String, asOwner: Bool = false, _ closure: @escaping (_ animated: Bool) -> Void
     ) -> ViewUpdater? {
-        let tracked = TrackedUpdater(link: storage.link, name: name, label: storage.label)
-        let retirer = TrackedUpdater.Retirer(tracked)
-        let call: (Bool) -> Void = { animated in
-            withExtendedLifetime(retirer) {}  // owned by this closure: retires the tracking when it goes
-            tracked.deliver(animated, closure)
-        }
+        // Owned by this closure alone: when the closure goes (removed, replaced, the context released), the
+        // tracked updater goes and retires its tracking.
+        let tracked = TrackedUpdater(storage: storage, name: name)
+        let call: (Bool) -> Void = { animated in tracked.deliver(animated, closure) }
         guard let id = asOwner ? storage.addOwnerUpdater(call) : storage.addUpdater(call) else { return nil }
         tracked.registered(as: id)
         return ViewUpdater(storage: storage, id: id)
@@ -105,9 +103,10 @@ extension ViewUpdatingContext {
 ///
 /// - **A generation per delivery.** Each tracking knows its generation; a tracking that fires after a newer
 ///   one was installed asks for nothing.
-/// - **A sentinel with two slots.** Each tracking also reads the slot of its generation's parity; changing
-///   that slot fires it, which removes its registrations: how a tracking is *retired* (when the next
-///   delivery has installed its own, or when the updater goes), so that a long-lived model keeps nothing.
+/// - **A sentinel with two slots.** Each tracking also reads a slot of the updater's own — the slot of its
+///   generation's parity; changing that slot fires it, which removes its registrations: how a tracking is
+///   *retired* (when the next delivery has installed its own, or when the updater goes: its `deinit`), so that a
+///   long-lived model keeps nothing. A tracking holds the updater weakly: only the updater's closure owns it.
 /// - **Write-backs.** The tracking before keeps listening while the updater runs: a change the updater makes
 ///   to what it read last time is heard, delivered again once it has returned, and reported once
 ///   (`writeBack`). A tracking only hears what a closure read once the closure has returned, so a write-back
@@ -120,7 +119,7 @@ extension ViewUpdatingContext {
 /// - **Other threads.** A change heard off the delivering thread requests an update and one more in the next
 ///   cycle (Observation reports before the store); the first one is reported (`trackedChangeOffMainThread`).
 @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
-final class TrackedUpdater: Sendable {
+final class TrackedUpdater: Observable, Sendable {
     private struct State {
         /// The current tracking's generation (0: none yet).
         var generation: UInt64 = 0
@@ -156,16 +155,22 @@ final class TrackedUpdater: Sendable {
         case writeBack
     }
 
-    let link: UpdateLink
+    /// The context's storage: what a change requests (it delivers nothing once the context is gone).
+    private let storage: UpdateStorage
     let name: String
-    let label: DiagnosticLabel
     private let state = Locked(State())
-    private let sentinel = Sentinel()
+    /// The sentinel's registrar: the two slots, `even` and `odd`, are properties of this updater.
+    private let registrar = ObservationRegistrar()
 
-    init(link: UpdateLink, name: String, label: DiagnosticLabel) {
-        self.link = link
+    init(storage: UpdateStorage, name: String) {
+        self.storage = storage
         self.name = name
-        self.label = label
+    }
+
+    /// The updater's closure, its one owner, went (removed, replaced, its context released): its live trackings
+    /// are retired, on whatever thread let it go.
+    deinit {
+        retire()
     }
 
     func registered(as id: UInt64) {
@@ -192,12 +197,12 @@ final class TrackedUpdater: Sendable {
         }
         if host == nil {
             withObservationTracking {
-                sentinel.read(slot: generation)
+                read(slot: generation)
                 let outer = cvu_set_tracked_run(Unmanaged.passUnretained(self).toOpaque())
                 defer { _ = cvu_set_tracked_run(outer) }
                 closure(animated)
-            } onChange: {
-                self.fired(generation)
+            } onChange: { [weak self] in
+                self?.fired(generation)
             }
         } else {
             // The host stays the run under way: what this delivers inside itself is the host's too.
@@ -217,8 +222,8 @@ final class TrackedUpdater: Sendable {
             if report { state.reportedWriteBack = true }
             return (retirePrevious, state.retired, writeBack, followUp, report, state.children)
         }
-        if retirePrevious { sentinel.change(slot: generation &- 1) }
-        if retired && host == nil { sentinel.change(slot: generation) }
+        if retirePrevious { change(slot: generation &- 1) }
+        if retired && host == nil { change(slot: generation) }
         // The contexts the previous run delivered that this one did not are no longer tracked by anyone: one
         // delivery each, on their own, tracks them again (after a change heard elsewhere: all of them, once
         // more, as for this one).
@@ -231,22 +236,22 @@ final class TrackedUpdater: Sendable {
         guard writeBack || followUp, isRegistered else { return }
         if writeBack {
             if report { reportWriteBack() }
-            link.setNeedsUpdate(nil, site: RequestSite(.writeBack(updater: name)))
+            storage.setNeedsUpdateFromOutside(nil, site: RequestSite(.writeBack(updater: name)))
         }
-        if followUp { link.setNeedsUpdate(nil, site: RequestSite(.followUp)) }
+        if followUp { storage.setNeedsUpdateFromOutside(nil, site: RequestSite(.followUp)) }
     }
 
     /// Requests this updater's context, unless the updater is gone (removed, replaced, released). Any thread.
     func requestIfRegistered(site: @autoclosure () -> RequestSite) {
         guard !state.withLock({ $0.retired }), isRegistered else { return }
-        link.setNeedsUpdate(nil, site: site())
+        storage.setNeedsUpdateFromOutside(nil, site: site())
     }
 
     /// Whether the updater is still registered (not yet known — registered on another thread, delivered
     /// before `onUpdate` returned there — counts as registered).
     private var isRegistered: Bool {
         guard let id = state.withLock({ $0.id }) else { return true }
-        return link.hasUpdater(id)
+        return storage.hasUpdater(id)
     }
 
     /// A tracking of `generation` fired (any thread, at a change's `willSet`).
@@ -279,7 +284,7 @@ final class TrackedUpdater: Sendable {
         }
         guard case .change(let children, let reportOffMain) = firing else { return }
         if reportOffMain { reportOffMainThread() }
-        link.setNeedsUpdate(nil, site: RequestSite(.trackedChange))
+        storage.setNeedsUpdateFromOutside(nil, site: RequestSite(.trackedChange))
         for case let child? in children.map(\.updater) { child.requestIfRegistered(site: RequestSite(.trackedChange)) }
     }
 
@@ -297,7 +302,7 @@ final class TrackedUpdater: Sendable {
     /// their slots fires and so removes them), nothing requests from now on, and the contexts its last run
     /// delivered, which no one tracks now, are requested once each (to track on their own). Any thread,
     /// outside every lock.
-    func retire() {
+    private func retire() {
         var children: [Child] = []
         let slots = state.withLock { state -> [UInt64] in
             state.retired = true
@@ -309,14 +314,14 @@ final class TrackedUpdater: Sendable {
             swap(&children, &state.children)
             return slots
         }
-        for slot in slots { sentinel.change(slot: slot) }
+        for slot in slots { change(slot: slot) }
         for case let child? in children.map(\.updater) { child.requestIfRegistered(site: RequestSite(.followUp)) }
     }
 
     private func reportWriteBack() {
         UpdateDiagnostics.emit(
             UpdateDiagnostics.Report(
-                kind: .writeBack, label: label.string,
+                kind: .writeBack, label: storage.label.string,
                 message: "\(name) changed an @Observable value it read while it ran (a write-back): it was "
                     + "delivered again to show the value. Change state outside updateView: a write-back in the "
                     + "first delivery, or in one that a tracked change caused, is not heard.",
@@ -327,7 +332,7 @@ final class TrackedUpdater: Sendable {
     private func reportOffMainThread() {
         UpdateDiagnostics.emit(
             UpdateDiagnostics.Report(
-                kind: .trackedChangeOffMainThread, label: label.string,
+                kind: .trackedChangeOffMainThread, label: storage.label.string,
                 message: "\(name) read an @Observable value that was changed off the main thread. Observation "
                     + "reports a change before the new value is stored, so a delivery may show the value before "
                     + "it, and nothing tells the library when it is stored: make tracked changes on the main actor, "
@@ -337,29 +342,18 @@ final class TrackedUpdater: Sendable {
                 )))
     }
 
-    /// Owned by the updater's closure: when the closure goes (the updater removed, replaced, or its context
-    /// released), its deinit retires the tracking, on whatever thread let it go.
-    final class Retirer: Sendable {
-        private let tracked: TrackedUpdater
-        init(_ tracked: TrackedUpdater) { self.tracked = tracked }
-        deinit { tracked.retire() }
+    // The sentinel: two properties of the updater's own, one per generation's parity. Changing one fires (and so
+    // removes) the tracking that read it. Nothing is stored: a change is Observation's `willSet` and `didSet`
+    // with no mutation between, safe from any thread (and in `deinit`).
+    var even: Void { () }
+    var odd: Void { () }
+
+    private func read(slot generation: UInt64) {
+        registrar.access(self, keyPath: generation & 1 == 0 ? \.even : \.odd)
     }
 
-    /// Two properties of the updater's own, one per generation's parity: changing one fires (and so removes)
-    /// the tracking that read it. Nothing is stored: a change is Observation's `willSet` and `didSet` with no
-    /// mutation between, safe from any thread.
-    private final class Sentinel: Observable, Sendable {
-        private let registrar = ObservationRegistrar()
-        var even: Void { () }
-        var odd: Void { () }
-
-        func read(slot generation: UInt64) {
-            registrar.access(self, keyPath: generation & 1 == 0 ? \.even : \.odd)
-        }
-
-        func change(slot generation: UInt64) {
-            registrar.withMutation(of: self, keyPath: generation & 1 == 0 ? \.even : \.odd) {}
-        }
+    private func change(slot generation: UInt64) {
+        registrar.withMutation(of: self, keyPath: generation & 1 == 0 ? \.even : \.odd) {}
     }
 }
 
