@@ -1,9 +1,9 @@
 #include "CCoalescingSupport.h"
 
 #if defined(__APPLE__)
-_Thread_local cvu_thread_record_t cvu_tls_thread = {0, 0};
+_Thread_local cvu_thread_record_t cvu_tls_thread = {0, 0, 0};
 #else
-_Thread_local cvu_thread_record_t cvu_tls_thread __attribute__((tls_model("initial-exec"))) = {0, 0};
+_Thread_local cvu_thread_record_t cvu_tls_thread __attribute__((tls_model("initial-exec"))) = {0, 0, 0};
 #endif
 
 #if defined(__APPLE__)

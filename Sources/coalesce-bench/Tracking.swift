@@ -163,7 +163,7 @@ extension Bench {
         let (scope, plain, ratio) = interleavedMedianRepeatedRequests(
             config.pairedSamples, count: m, { withUpdateAnimation(.default) {} }, against: { context.setNeedsUpdate() },
             firstCycleEnd: {})
-        let (unanimated, _, flushShare) = interleavedMedianRepeatedRequests(
+        let (_, unanimated, flushShare) = interleavedMedianRepeatedRequests(
             config.pairedSamples, count: m, { withUpdateAnimation(.default) {} },
             against: { withUpdateAnimation(nil) {} }, firstCycleEnd: {}, secondCycleEnd: {})
         scopeEntryRatio = ratio

@@ -83,10 +83,13 @@ static inline void cvu_word_store_relaxed(uint64_t *word, uint64_t value) {
 // thread-pointer access after the first call on a thread), so that a request's "am I on the scheduler's
 // thread" costs a load and a compare. `tracked_run`: the tracked updater whose delivery is under way on the
 // thread (Observation merges every tracking begun inside it into its own, so a tracked updater delivered
-// there tracks nothing of its own), or null; set and read on the thread only.
+// there tracks nothing of its own), or null. `schedulers`: the thread's list of the schedulers that turn on it
+// (`ThreadSchedulers`), or null: unretained here, owned by the thread's Foundation dictionary, which releases it
+// at thread exit (its deinit clears this). Set and read on the thread only.
 typedef struct {
     uint64_t identity;
     const void *tracked_run;
+    const void *schedulers;
 } cvu_thread_record_t;
 
 #if defined(__APPLE__)
@@ -201,6 +204,15 @@ static inline const void *cvu_set_tracked_run(const void *run) {
     const void *before = cvu_tls_thread.tracked_run;
     cvu_tls_thread.tracked_run = run;
     return before;
+}
+
+/// The calling thread's list of schedulers (see `cvu_thread_record_t`), or null.
+static inline const void *cvu_thread_schedulers(void) {
+    return cvu_tls_thread.schedulers;
+}
+
+static inline void cvu_set_thread_schedulers(const void *list) {
+    cvu_tls_thread.schedulers = list;
 }
 
 #endif

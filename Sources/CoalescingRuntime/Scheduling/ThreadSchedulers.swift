@@ -1,3 +1,4 @@
+import CCoalescingSupport
 import Foundation
 
 /// The schedulers that turn on one thread: each joins the list of a thread where it lists work, turns, or
@@ -6,8 +7,10 @@ import Foundation
 /// `.dispatchMain`, whose turns run on whichever thread runs the main queue's blocks (no one thread's list
 /// can hold it).
 ///
-/// It lives in the thread's `threadDictionary` (as the thread's run-loop scheduler does), goes with the
-/// thread, and is touched only by its thread: no lock, nothing process-wide. It holds the schedulers weakly.
+/// It hangs off the thread's record (the package's one thread-local, `cvu_thread_record_t`), where finding it
+/// is a load; the thread's `threadDictionary` owns it, so that it goes with the thread (its `deinit` then
+/// clears the record). Touched only by its thread: no lock, nothing process-wide. It holds the schedulers
+/// weakly.
 package final class ThreadSchedulers {
     private struct Entry {
         weak var scheduler: CoalescingScheduler?
@@ -18,17 +21,26 @@ package final class ThreadSchedulers {
 
     private init() {}
 
+    deinit {
+        // At thread exit, on the thread (released with its dictionary): its record no longer points here.
+        if cvu_thread_schedulers() == UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) {
+            cvu_set_thread_schedulers(nil)
+        }
+    }
+
     /// The calling thread's list, made on first use.
     static var current: ThreadSchedulers {
         if let existing = currentIfMade { return existing }
         let made = ThreadSchedulers()
         Thread.current.threadDictionary[key] = made
+        cvu_set_thread_schedulers(Unmanaged.passUnretained(made).toOpaque())
         return made
     }
 
-    /// The calling thread's list, if a scheduler joined it.
+    /// The calling thread's list, if a scheduler joined it: a thread-local load.
+    @inline(__always)
     static var currentIfMade: ThreadSchedulers? {
-        Thread.current.threadDictionary[key] as? ThreadSchedulers
+        cvu_thread_schedulers().map { Unmanaged<ThreadSchedulers>.fromOpaque($0).takeUnretainedValue() }
     }
 
     func add(_ scheduler: CoalescingScheduler) {
@@ -37,12 +49,28 @@ package final class ThreadSchedulers {
         entries.append(Entry(scheduler: scheduler))
     }
 
-    /// The schedulers whose turns the calling thread runs now: those of its list that are alive and current,
-    /// and `.dispatchMain` when the thread runs a main-queue block.
-    package static var schedulersOfCurrentThread: [CoalescingScheduler] {
-        var found = currentIfMade?.entries.compactMap { $0.scheduler.flatMap { $0.isCurrent ? $0 : nil } } ?? []
+    /// The schedulers whose turns the calling thread runs now and that may have clients waiting (see
+    /// ``CoalescingScheduler/mayHaveWaitingClients``), not in a private run-loop mode: those of its list, and
+    /// `.dispatchMain` when the thread runs a main-queue block. Allocates nothing when there are none.
+    package static var dueSchedulersOfCurrentThread: [CoalescingScheduler] {
+        var due: [CoalescingScheduler] = []
+        if let list = currentIfMade {
+            for entry in list.entries {
+                if let scheduler = entry.scheduler, scheduler.isCurrentFast, scheduler.isDue { due.append(scheduler) }
+            }
+        }
         let dispatchMain = CoalescingScheduler.dispatchMain
-        if dispatchMain.isCurrent && !found.contains(where: { $0 === dispatchMain }) { found.append(dispatchMain) }
-        return found
+        if dispatchMain.isCurrentFast && !due.contains(where: { $0 === dispatchMain }) && dispatchMain.isDue {
+            due.append(dispatchMain)
+        }
+        return due
+    }
+}
+
+extension CoalescingScheduler {
+    /// Whether an animating scope's flush has something to look at on this scheduler: clients may be waiting,
+    /// and its thread does not run a private mode. On the scheduler's thread.
+    fileprivate var isDue: Bool {
+        mayHaveWaitingClients && !isInPrivateMode
     }
 }

@@ -140,15 +140,13 @@ public func withUpdateAnimation<Result>(_ animation: UpdateAnimation? = .default
 /// Not while the thread's run loop runs a private mode (a mode of the app's own): view updates never run there;
 /// they wait for a common pass, and so does what the scope changes.
 ///
-/// The schedulers are the calling thread's (``ThreadSchedulers``, no process-wide registry, and `.dispatchMain`
-/// in a main-queue block); their own lists say which contexts wait for a turn. Nothing pending costs a look
-/// at each of the thread's schedulers.
+/// The schedulers are the calling thread's (``ThreadSchedulers``, which hangs off the thread's record: no
+/// process-wide registry; and `.dispatchMain` in a main-queue block); their own lists say which contexts wait for
+/// a turn. Nothing pending costs a look at each of the thread's schedulers, and allocates nothing.
 enum AnimatedScopeFlush {
     /// Delivers what is pending on the calling thread's schedulers (called as an animating scope begins).
     static func flushPendingUpdates() {
-        let due = ThreadSchedulers.schedulersOfCurrentThread.filter {
-            $0.mayHaveWaitingClients && !$0.isInPrivateMode
-        }
+        let due = ThreadSchedulers.dueSchedulersOfCurrentThread
         guard !due.isEmpty else { return }
         // Each context once (a list may hold one several times: asked from this thread and from others), from
         // the lists as they are now: what a delivery of the flush asks again waits for the next turn.
