@@ -91,3 +91,40 @@ final class AppKitInvalidationTests: XCTestCase {
     }
 }
 #endif
+
+#if canImport(AppKit)
+import AppKit
+import CoalescingTestSupport
+import XCTest
+
+/// A forgotten `startUpdatingView()` of a view controller is reported only once its view is loaded (a controller
+/// made ahead of its view connects later, in `viewDidLoad`). The macOS job only.
+@MainActor
+final class AppKitNothingConnectedTests: XCTestCase {
+    private final class Controller: NSViewController, ViewUpdating {
+        let updateContext: ViewUpdatingContext
+        @NeedsUpdate var count = 0
+        init(scheduler: ManualScheduler) {
+            updateContext = ViewUpdatingContext(label: "appkit forgotten", scheduler: scheduler, refreshEvents: [])
+            super.init(nibName: nil, bundle: nil)
+        }
+        required init?(coder: NSCoder) { nil }
+        override func loadView() { view = NSView() }
+        func updateView(animated: Bool) {}
+    }
+
+    func testAControllerIsReportedOnlyOnceItsViewIsLoaded() {
+        let recorder = ReportRecorder()
+        defer { recorder.stop() }
+        let scheduler = ManualScheduler()
+        let controller = Controller(scheduler: scheduler)
+        controller.count = 1
+        scheduler.turn()
+        XCTAssertTrue(recorder.reports(label: "appkit forgotten").isEmpty, "its view is not loaded yet")
+        _ = controller.view
+        controller.count = 2
+        scheduler.turn()
+        XCTAssertEqual(recorder.reports(label: "appkit forgotten", kind: .nothingConnected).count, 1)
+    }
+}
+#endif

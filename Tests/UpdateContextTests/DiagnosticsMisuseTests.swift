@@ -53,7 +53,7 @@ final class DiagnosticsMisuseTests: XCTestCase {
         scheduler.turn()
     }
 
-    // MARK: What only time shows: said when asked (nothing polls)
+    // MARK: Reports that ride on events (nothing polls), and what nothing touches: said when asked
 
     private final class Badge: ViewUpdating {
         let updateContext: ViewUpdatingContext
@@ -65,52 +65,147 @@ final class DiagnosticsMisuseTests: XCTestCase {
         func updateView(animated: Bool) { renders += 1 }
     }
 
-    /// A forgotten `startUpdatingView()` reaches no updater: the description says so and names the call; no
-    /// report is made (the package cannot tell a forgotten call from a view loaded later without a timer).
-    @MainActor func testAForgottenStartUpdatingViewIsNamedByTheDescription() {
+    /// A `ViewUpdating` object that never called `startUpdatingView()`: its request is delivered to no updater,
+    /// which is reported once, naming the call; its description says it too.
+    @MainActor func testAForgottenStartUpdatingViewIsReportedOnceItsRequestIsDelivered() {
         let badge = Badge(label: "forgotten", scheduler: scheduler)
         badge.count = 1
+        XCTAssertTrue(recorder.reports(label: "forgotten").isEmpty, "not before the delivery")
         scheduler.turn()  // delivered to nobody
         XCTAssertEqual(badge.renders, 0)
+        var reports = recorder.reports(label: "forgotten", kind: .nothingConnected)
+        XCTAssertEqual(reports.count, 1, "\(recorder.all)")
+        XCTAssertTrue(reports.first?.message.contains("startUpdatingView()") == true, "\(reports)")
+        badge.setNeedsUpdate()  // the protocol's request: the owner again
+        scheduler.turn()
+        reports = recorder.reports(label: "forgotten", kind: .nothingConnected)
+        XCTAssertEqual(reports.count, 1, "once")
         let description = badge.updateContext.debugDescription
         XCTAssertTrue(description.contains("0 updaters"), description)
         XCTAssertTrue(description.contains("startUpdatingView()"), description)
-        XCTAssertTrue(recorder.all.filter { $0.label == "forgotten" }.isEmpty, "nothing reported")
         badge.startUpdatingView()
         XCTAssertEqual(badge.renders, 1)
         XCTAssertTrue(badge.updateContext.debugDescription.contains("1 updater"), badge.updateContext.debugDescription)
     }
 
-    /// `suspend()` without its `resume()` holds what is pending: the description says it is suspended and
-    /// pending.
-    func testPendingWhileSuspendedIsSaidByTheDescription() {
+    /// An owner that connected once and then removed its updaters, and a context no `ViewUpdating` object
+    /// requests through, are not reported when a delivery reaches no updater: only a `startUpdatingView()` never
+    /// called is.
+    @MainActor func testADeliveryToNobodyIsReportedOnlyForAnOwnerThatNeverConnected() {
+        let badge = Badge(label: "stopped", scheduler: scheduler)
+        badge.startUpdatingView()
+        badge.updateContext.removeUpdaters()
+        badge.count = 2
+        scheduler.turn()
+        let plain = ViewUpdatingContext(label: "plain", scheduler: scheduler, refreshEvents: [])
+        plain.setNeedsUpdate()
+        scheduler.turn()
+        XCTAssertTrue(recorder.reports(label: "stopped").isEmpty, "\(recorder.all)")
+        XCTAssertTrue(recorder.reports(label: "plain").isEmpty, "\(recorder.all)")
+    }
+
+    /// A request on a context suspended for more than a second (by its scheduler's clock) is reported once; one
+    /// before that second is not.
+    func testARequestOnAContextSuspendedForOverASecondIsReportedOnce() {
         let context = ViewUpdatingContext(label: "suspended", scheduler: scheduler, refreshEvents: [])
         context.onUpdate { _ in }
         context.suspend()
+        scheduler.advanceClock(by: 0.5)
         context.setNeedsUpdate()
-        scheduler.turn()
+        XCTAssertTrue(recorder.reports(label: "suspended").isEmpty, "half a second: \(recorder.all)")
+        scheduler.advanceClock(by: 0.6)
+        context.setNeedsUpdate()  // pending already: a suspended context takes no fast path
+        let reports = recorder.reports(label: "suspended", kind: .unbalancedSuspend)
+        XCTAssertEqual(reports.count, 1, "\(recorder.all)")
+        XCTAssertTrue(reports.first?.message.contains("resume()") == true, "\(reports)")
+        scheduler.advanceClock(by: 5)
+        context.setNeedsUpdate(animated: false)
+        XCTAssertEqual(recorder.reports(label: "suspended", kind: .unbalancedSuspend).count, 1, "once")
         let description = context.debugDescription
         XCTAssertTrue(description.contains("suspended"), description)
         XCTAssertTrue(description.contains("pending"), description)
-        XCTAssertTrue(recorder.all.filter { $0.label == "suspended" }.isEmpty, "nothing reported")
+        context.resume()
+        XCTAssertFalse(context.isUpdatePending)
+    }
+
+    /// A suspended context that nothing requests says so only when asked: no event sees it.
+    func testASuspendedContextNothingTouchesIsSaidByItsDescriptionOnly() {
+        let context = ViewUpdatingContext(label: "untouched", scheduler: scheduler, refreshEvents: [])
+        context.onUpdate { _ in }
+        context.setNeedsUpdate()
+        context.suspend()
+        scheduler.advanceClock(by: 5)
+        scheduler.turn()
+        XCTAssertTrue(recorder.reports(label: "untouched").isEmpty, "\(recorder.all)")
+        XCTAssertTrue(context.debugDescription.contains("suspended"), context.debugDescription)
         context.resume()
     }
 
-    /// A scheduler whose turn is overdue (asked for more than a second ago by its clock): its description and
-    /// its contexts' say so; a manual scheduler's clock moves only when the test says.
-    func testAnOverdueTurnIsSaidByTheSchedulersAndTheContextsDescription() {
+    /// A context released while suspended with an update pending says "suspended" in its one report.
+    func testAContextReleasedWhileSuspendedSaysSoInItsOneReport() {
+        var context: ViewUpdatingContext? = ViewUpdatingContext(
+            label: "released suspended", scheduler: scheduler, refreshEvents: [])
+        context?.onUpdate { _ in }
+        context?.suspend()
+        context?.setNeedsUpdate()
+        context = nil
+        let reports = recorder.reports(label: "released suspended")
+        XCTAssertEqual(reports.map(\.kind), [.releasedWithPendingUpdate], "\(recorder.all)")
+        XCTAssertTrue(reports.first?.message.contains("suspended") == true, "\(reports)")
+        scheduler.turn()
+    }
+
+    /// A scheduler whose asked-for turn is more than a second late (by its clock) is reported once, when another
+    /// thread's request sees it; its description and its contexts' say so too.
+    func testALateTurnIsReportedOnceWhenAnotherThreadRequests() {
         let context = ViewUpdatingContext(label: "waiting", scheduler: scheduler, refreshEvents: [])
+        let other = ViewUpdatingContext(label: "other", scheduler: scheduler, refreshEvents: [])
         context.onUpdate { _ in }
+        other.onUpdate { _ in }
         context.setNeedsUpdate()
-        XCTAssertFalse(scheduler.debugDescription.contains("has not begun"), scheduler.debugDescription)
+        onAnotherThread { other.setNeedsUpdate() }
+        XCTAssertTrue(recorder.reports(label: scheduler.label).isEmpty, "in time: \(recorder.all)")
         scheduler.advanceClock(by: 2)
+        onAnotherThread { context.setNeedsUpdate(animated: true) }
+        let reports = recorder.reports(label: scheduler.label, kind: .schedulerNotTurning)
+        XCTAssertEqual(reports.count, 1, "\(recorder.all)")
+        XCTAssertTrue(reports.first?.message.contains("turn()") == true, "a manual scheduler's advice: \(reports)")
         XCTAssertTrue(scheduler.debugDescription.contains("has not begun"), scheduler.debugDescription)
-        XCTAssertTrue(
-            scheduler.debugDescription.contains("turn()"), "a manual scheduler's advice: \(scheduler.debugDescription)")
         XCTAssertTrue(context.debugDescription.contains("has not begun"), context.debugDescription)
-        XCTAssertTrue(recorder.all.isEmpty, "nothing reported")
+        XCTAssertEqual(recorder.reports(label: scheduler.label, kind: .schedulerNotTurning).count, 1, "once")
         scheduler.turn()
         XCTAssertFalse(scheduler.debugDescription.contains("has not begun"), scheduler.debugDescription)
+    }
+
+    /// On the scheduler's own thread a late turn is noticed cheaply: at every 16th context newly listed while the
+    /// turn is asked for (no clock read per request).
+    func testALateTurnIsNoticedByContextsNewlyListedOnItsThread() {
+        let contexts = (0..<17).map {
+            ViewUpdatingContext(label: "listed \($0)", scheduler: scheduler, refreshEvents: [])
+        }
+        contexts[0].setNeedsUpdate()  // asks for the turn
+        scheduler.advanceClock(by: 2)
+        for context in contexts[1..<16] { context.setNeedsUpdate() }
+        XCTAssertTrue(recorder.reports(label: scheduler.label).isEmpty, "15 listings: \(recorder.all)")
+        contexts[16].setNeedsUpdate()
+        XCTAssertEqual(recorder.reports(label: scheduler.label, kind: .schedulerNotTurning).count, 1, "\(recorder.all)")
+        scheduler.turn()
+    }
+
+    /// A description asked while the turn is late reports it (once); a turn that begins late, after a hang, is
+    /// not reported.
+    func testALateTurnIsReportedWhenADescriptionIsAskedButNotWhenItBegins() {
+        let context = ViewUpdatingContext(label: "hung", scheduler: scheduler, refreshEvents: [])
+        context.onUpdate { _ in }
+        context.setNeedsUpdate()
+        scheduler.advanceClock(by: 2)
+        scheduler.turn()  // late, after a hang: not reported
+        XCTAssertTrue(recorder.reports(label: scheduler.label).isEmpty, "\(recorder.all)")
+        context.setNeedsUpdate()
+        scheduler.advanceClock(by: 2)
+        _ = scheduler.debugDescription
+        XCTAssertEqual(recorder.reports(label: scheduler.label, kind: .schedulerNotTurning).count, 1, "\(recorder.all)")
+        scheduler.turn()
     }
 
     /// A background thread's run loop that never runs: its queue's description lists what waits.

@@ -41,7 +41,7 @@ final class UpdateRulesTests: XCTestCase {
 
     func testSuspensionKeepsRequestsForResume() {
         var machine = UpdateStateMachine()
-        machine.suspend()
+        machine.suspend(at: 0)
         XCTAssertEqual(machine.n(false), .none)
         XCTAssertEqual(machine.n(true), .none, "no flush while suspended")
         XCTAssertNil(machine.playEndOfCycle(defaultAnimated: true))
@@ -54,7 +54,7 @@ final class UpdateRulesTests: XCTestCase {
 
     func testAnUpdateKeptWhileSuspendedIsForcedOnResume() {
         var machine = UpdateStateMachine()
-        machine.suspend()
+        machine.suspend(at: 0)
         XCTAssertNil(machine.play(.update(true), defaultAnimated: false))
         XCTAssertEqual(machine.due?.isForced, true)
         XCTAssertEqual(

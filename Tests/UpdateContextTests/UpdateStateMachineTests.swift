@@ -106,13 +106,13 @@ final class UpdateStateMachineTests: XCTestCase {
 
     func testAResumeKeptUpdateIsForced() {
         var machine = UpdateStateMachine()
-        machine.suspend()
+        machine.suspend(at: 0)
         XCTAssertEqual(machine.request(.update(nil), defaultAnimated: false), .none)
-        XCTAssertEqual(machine.phase, .scheduled(.init(flag: nil, isForced: true)))
+        XCTAssertEqual(machine.phase, .held(.init(flag: nil, isForced: true)), "held for the last resume()")
         XCTAssertEqual(
             machine.resume(defaultAnimated: true), .deliver(Delivery(animated: true, isForced: true), list: false))
         _ = machine.deliveryEnded(inboxHasRequests: false)
-        machine.suspend()
+        machine.suspend(at: 0)
         _ = machine.n(nil)
         XCTAssertEqual(machine.resume(defaultAnimated: false), .deliver(n, list: false), "a kept request is not forced")
     }
@@ -123,7 +123,7 @@ final class UpdateStateMachineTests: XCTestCase {
         guard case .deliver = machine.request(.setNeedsUpdate(true), defaultAnimated: false) else {
             return XCTFail("F then T flushes early")
         }
-        machine.suspend()  // the early flush's updater suspends and resumes
+        machine.suspend(at: 0)  // the early flush's updater suspends and resumes
         XCTAssertEqual(machine.resume(defaultAnimated: false), .none, "listed already; not delivered recursively")
         XCTAssertFalse(machine.deliveryEnded(inboxHasRequests: false))
         XCTAssertEqual(machine.turn(serial: 1), .run)

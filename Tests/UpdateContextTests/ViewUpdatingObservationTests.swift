@@ -5,6 +5,8 @@ import Observation
 import UpdateContext
 import XCTest
 
+@testable import CoalescingRuntime
+
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 @Observable
 final class ObservedProfile: @unchecked Sendable {
@@ -108,6 +110,34 @@ final class ViewUpdatingObservationTests: XCTestCase {
         scheduler.turn()  // the follow-up a change on another thread earns (see onTrackedUpdate)
         XCTAssertEqual(view.shown.last, "From afar/n")
         XCTAssertLessThanOrEqual(view.shown.count, 3)
+    }
+
+    /// Off-main tracked changes (the stated limit: make tracked changes on the main actor): debug builds report
+    /// every one, counted, at most once a second by the scheduler's clock; release builds report the first one
+    /// per updater only.
+    func testOffMainTrackedChangesAreCountedInDebugBuildsAndReportedOnceInRelease() {
+        let recorder = ReportRecorder()
+        defer { recorder.stop() }
+        startAndSettle()
+        let profile = UncheckedBox(profile!)
+        func changeOffMain(_ name: String) {
+            onAnotherThread { profile.value.name = name }
+            _ = try? scheduler.runUntilIdle()
+        }
+        for name in ["a", "b", "c"] { changeOffMain(name) }  // within one second of the scheduler's clock
+        var reports = recorder.all.filter { $0.kind == .trackedChangeOffMainThread }
+        XCTAssertEqual(reports.count, 1, "the first at once, the next two counted: \(reports)")
+        XCTAssertTrue(reports.first?.message.contains("ProfileView.updateView(animated:)") == true, "\(reports)")
+        scheduler.advanceClock(by: 1.5)
+        changeOffMain("d")
+        reports = recorder.all.filter { $0.kind == .trackedChangeOffMainThread }
+        if Misuse.isDebugBuild {
+            XCTAssertEqual(reports.count, 2, "\(reports)")
+            XCTAssertTrue(reports.last?.message.contains("(3 changes since the last report)") == true, "\(reports)")
+        } else {
+            XCTAssertEqual(reports.count, 1, "release builds: the first per updater: \(reports)")
+        }
+        XCTAssertEqual(view.shown.last, "d/n")
     }
 
     func testAChangeInsideWithUpdateAnimationAnimatesAfterFlushingThePendingNonAnimatedUpdate() {

@@ -5,12 +5,34 @@ import Foundation
 ///
 /// Two kinds of report reach ``handler``:
 ///
-/// - **Always on**, each at most once per context (or scheduler), and changing nothing about what is
-///   delivered: an update loop (a context re-requested from inside its own delivery in 60 consecutive
-///   cycles), an updater slower than a frame (16 ms), and mistakes that would otherwise be silent — a
-///   context released with an update pending, a `suspend()` left unbalanced, a scheduler that does not
-///   turn, an update-properties context never bound to its view, a tracked `@Observable` change made off the
-///   main thread.
+/// - **Always on**, made where an event shows them — a request, a turn, a delivery, a release, a description
+///   asked — and changing nothing about what is delivered (nothing polls; no timer):
+///   - ``Report/Kind-swift.struct/updateLoop``: a context re-requested from inside its own delivery in 60
+///     consecutive cycles (not on a frame-paced scheduler); once per context.
+///   - ``Report/Kind-swift.struct/slowTurn``: a turn slower than a frame (16 ms), with the contexts it served; at
+///     most once a second per scheduler.
+///   - ``Report/Kind-swift.struct/slowUpdater``: a delivery outside a turn slower than a frame, naming its context.
+///     A context is named at most once a second, by either slow report.
+///   - ``Report/Kind-swift.struct/releasedWithPendingUpdate``: a context released with an update pending (saying
+///     when it was suspended); once, as it goes.
+///   - ``Report/Kind-swift.struct/unbalancedSuspend``: a request on a context suspended for more than a second;
+///     once per context.
+///   - ``Report/Kind-swift.struct/schedulerNotTurning``: a turn asked for more than a second ago that has not
+///     begun, seen when a context is newly listed on the scheduler's thread, another thread requests, or a
+///     description is asked; once per scheduler.
+///   - ``Report/Kind-swift.struct/nothingConnected``: a `ViewUpdating` object's context requested and delivered
+///     with no updater, `startUpdatingView()` never called (a view controller once its view is loaded); once
+///     per context.
+///   - ``Report/Kind-swift.struct/trackedChangeOffMainThread``: a change to an `@Observable` value a tracked
+///     updater read, made off the main thread: in release builds the first per updater; in debug builds every
+///     one, counted, at most once a second per updater.
+///   - ``Report/Kind-swift.struct/writeBack``: a tracked updater changed a value it read while it ran; once per
+///     updater.
+///   - ``Report/Kind-swift.struct/unboundPropertiesPass``, ``Report/Kind-swift.struct/missedPropertiesPass``: an
+///     update-properties context not bound to its view, or whose view's pass does not deliver (UIKit 26);
+///     once per context.
+///   - ``Report/Kind-swift.struct/misuse``: a call the package recovered from (an extra `resume()`, `update()` off
+///     the main thread, a number out of range), each time.
 /// - **While ``isRecording``**: one ``Report/Kind-swift.struct/delivery`` report per delivery, with the
 ///   context's label, the thread and call site of the first request it absorbed, how many requests it
 ///   absorbed, its flag or transaction, and how long its updaters took.
@@ -124,8 +146,22 @@ extension UpdateDiagnostics {
             /// one report a second per scheduler, and a context named at most once a second (by this report or
             /// ``slowUpdater``), so that a slow launch does not use the report up.
             public static let slowTurn = Kind(name: "slow turn")
-            /// A context released while an update was pending: that update is never delivered.
+            /// A context released while an update was pending: that update is never delivered (the report says
+            /// when the context was suspended).
             public static let releasedWithPendingUpdate = Kind(name: "released with pending update")
+            /// A request reached a context that has been suspended for more than a second: nothing is delivered
+            /// until every `suspend()` has its `resume()`. Reported once per context, when a request shows it (a
+            /// suspended context that nothing requests is described, not reported).
+            public static let unbalancedSuspend = Kind(name: "suspended with pending update")
+            /// A scheduler asked for a turn that has not begun for more than a second: noticed when a context is
+            /// newly listed on its thread (every 16th listing), when another thread requests, or when a
+            /// description is asked; reported once per scheduler. A turn that begins late after a hang is not
+            /// reported.
+            public static let schedulerNotTurning = Kind(name: "scheduler not turning")
+            /// A `ViewUpdating` object's context was requested and delivered with no updater, and the object
+            /// never called `startUpdatingView()` (a view controller is counted only once its view is loaded):
+            /// `updateView(animated:)` is never called. Reported once per context.
+            public static let nothingConnected = Kind(name: "nothing connected")
             /// An update-properties context that was never bound to its view, delivering from the main
             /// queue instead.
             public static let unboundPropertiesPass = Kind(name: "unbound update-properties pass")
@@ -138,8 +174,9 @@ extension UpdateDiagnostics {
             public static let misuse = Kind(name: "misuse")
             /// A change to an `@Observable` value that a tracked updater read, made off the main thread:
             /// Observation reports it before the value is stored, so a delivery may show the value before it
-            /// and nothing tells the library when it is stored. Reported once per updater, naming it and the
-            /// fix (change it on the main actor, or request an update after the change).
+            /// and nothing tells the library when it is stored. Naming the updater and the fix (change it on the
+            /// main actor, or request an update after the change): in release builds the first such change per
+            /// updater; in debug builds every one, counted, at most once a second per updater.
             public static let trackedChangeOffMainThread = Kind(name: "tracked change off the main thread")
             /// A tracked updater changed an `@Observable` value it had read, while it ran (a write-back): it was
             /// delivered again to show the value. Reported once per updater, naming it; doing it every cycle is

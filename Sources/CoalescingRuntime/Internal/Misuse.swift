@@ -16,6 +16,19 @@ package enum Misuse {
         fatalError(message(), file: file, line: line)
     }
 
+    /// Whether the package was built without optimization, with assertions on: a debug build (what debug-only
+    /// reports and the stop at a recoverable misuse follow).
+    @inline(__always)
+    package static var isDebugBuild: Bool {
+        var debug = false
+        assert(
+            {
+                debug = true
+                return true
+            }())
+        return debug
+    }
+
     /// Reports a recoverable mistake of the context or queue labelled `label`; the caller then recovers.
     /// Debug builds stop here, with the message naming the caller's line, unless
     /// ``UpdateDiagnostics/stopsAtMisuseInDebugBuilds`` is off. Never call it under a lock.

@@ -102,10 +102,15 @@ open class CoalescingScheduler: @unchecked Sendable {
         static let asked = 3
         /// The identity of the last thread whose list of schedulers (``ThreadSchedulers``) this one joined.
         @inlinable static var joinedThread: Int { 4 }
-        static let count = 5
+        /// Bit 0: a turn that did not come was reported (`schedulerNotTurning`, once).
+        static let reported = 5
+        static let count = 6
     }
     /// Clients scheduled on the scheduler's own thread: no lock needed (confined to that thread).
     @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) final var ownerWaiting: [any TurnClient] = []
+    /// Clients listed on the scheduler's own thread while a turn was asked for already (wrapping): every 16th
+    /// looks whether that turn is late (a clock read per 16 listings, none per request).
+    @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) final var listedWhileAsked: UInt8 = 0
     /// Counts turns, so that a client registered twice can tell it has already run in this one.
     @exclusivity(unchecked) nonisolated(unsafe) var turnSerial: UInt64 = 0
     /// Nesting depth of `runTurn` on the scheduler's thread (a handler may run a nested loop).
@@ -280,6 +285,7 @@ extension CoalescingScheduler {
         if let client {
             queue.withLock { $0.waiting.append(client) }
         }
+        if hasRequestedTurn { return noticeLateTurn() }  // another thread's request: is the turn asked for late?
         askForTurn()
     }
 
@@ -291,7 +297,11 @@ extension CoalescingScheduler {
         ownerWaiting.append(client)
         joinCurrentThread()
         // The plain load keeps a burst of requests to one shared write (and the call below off the path).
-        if cvu_word_load_relaxed(turnWord) & 1 != 0 { return }
+        if cvu_word_load_relaxed(turnWord) & 1 != 0 {
+            listedWhileAsked &+= 1
+            if listedWhileAsked & 15 == 0 { noticeLateTurn() }
+            return
+        }
         askForTurn()
     }
 
@@ -585,7 +595,24 @@ extension CoalescingScheduler: CustomDebugStringConvertible {
     package final var isTurnOverdue: Bool {
         guard hasRequestedTurn else { return false }
         let since = max(cvu_word_load_relaxed(turnWord + Word.asked), cvu_word_load_relaxed(turnWord + Word.lastTurn))
-        return now() &- since > 1_000_000_000
+        return now() &- since > UpdateDiagnostics.reportInterval
+    }
+
+    /// An event that sees the scheduler waiting for its turn (a context newly listed, another thread's request,
+    /// a description): a turn asked for more than a second ago that has not begun is reported, once per
+    /// scheduler (`schedulerNotTurning`). Nothing polls: a scheduler that nothing touches says it only when its
+    /// description is asked. A turn that begins late after a hang is not reported. Any thread, outside locks.
+    @usableFromInline
+    package final func noticeLateTurn() {
+        guard cvu_word_load_relaxed(turnWord + Word.reported) & 1 == 0, isTurnOverdue,
+            cvu_word_compare_exchange(turnWord + Word.reported, 0, 1)
+        else { return }
+        let waiting = queue.withLock { queue in queue.waiting.prefix(3).compactMap { $0.diagnosticLabel?.string } }
+        let whose = waiting.isEmpty ? "" : " (\(waiting.map { "\"\($0)\"" }.joined(separator: ", ")) waiting)"
+        UpdateDiagnostics.emit(
+            UpdateDiagnostics.Report(
+                kind: .schedulerNotTurning, label: label,
+                message: "a turn asked for more than a second ago has not begun\(whose). " + stallAdvice))
     }
 
     /// What to do when this scheduler does not turn.
@@ -622,7 +649,10 @@ extension CoalescingScheduler: CustomDebugStringConvertible {
         } else {
             text += "; it has not turned yet"
         }
-        if isTurnOverdue { text += "; a turn asked for more than a second ago has not begun. " + stallAdvice }
+        if isTurnOverdue {
+            text += "; a turn asked for more than a second ago has not begun. " + stallAdvice
+            noticeLateTurn()
+        }
         let lines = waitingClients().map { client, modes in
             let label = client.diagnosticLabel?.string ?? "(unlabelled)"
             guard let modes else { return "waiting: \(label)" }

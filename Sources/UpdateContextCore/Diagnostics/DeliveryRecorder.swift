@@ -2,6 +2,12 @@ import CCoalescingSupport
 import CoalescingRuntime
 import Foundation
 
+#if canImport(UIKit) && !os(watchOS)
+import UIKit
+#elseif canImport(AppKit)
+import AppKit
+#endif
+
 /// What diagnostics watch of one delivery: the requests it absorbed and the first one's site (while
 /// recording), its signpost, and its time — for the recorded report, and for a delivery made outside every
 /// turn (`update()`, a first render, a flush), which is timed on its own: slower than a frame, it names its
@@ -143,14 +149,68 @@ extension UpdateStorage {
                 transaction: transaction.map { "\($0)" }, duration: Double(nanoseconds) / 1e9))
     }
 
-    /// The context is being released (any thread): reports an update that will never be delivered.
+    /// The context is being released (any thread): reports an update that will never be delivered — and says
+    /// when the context was suspended, which is most often why.
     func noteRelease() {
         guard isUpdatePending else { return }
+        let suspended = cvu_bits_load(flags + Self.scheduledFlag) & Published.suspended != 0
         UpdateDiagnostics.emit(
             UpdateDiagnostics.Report(
                 kind: .releasedWithPendingUpdate, label: label.string,
-                message: "released with an update pending: that update is never delivered. If the view must "
-                    + "show the last state, call updateIfNeeded() before letting the context go."))
+                message: suspended
+                    ? "released while suspended, with an update pending: that update is never delivered. Look for a "
+                        + "suspend() without its resume(), or call updateIfNeeded() after the last resume()."
+                    : "released with an update pending: that update is never delivered. If the view must show the "
+                        + "last state, call updateIfNeeded() before letting the context go."))
+    }
+
+    /// A request reached the context while it is suspended (main thread: a suspended context takes no fast path,
+    /// so every request comes here): suspended for more than a second, it is reported once.
+    func noteRequestWhileSuspended() {
+        guard !machine.diagnostics.bits.contains(.suspendReported) else { return }
+        let now = UInt32(truncatingIfNeeded: withScheduler { $0.now() } / 1_000_000)
+        guard UInt64(now &- machine.diagnostics.suspendedAt) * 1_000_000 > UpdateDiagnostics.reportInterval else {
+            return
+        }
+        machine.diagnostics.bits.insert(.suspendReported)
+        UpdateDiagnostics.emit(
+            UpdateDiagnostics.Report(
+                kind: .unbalancedSuspend, label: label.string,
+                message: "requested while suspended for more than a second: nothing is delivered until every "
+                    + "suspend() has its resume(). If the view is off screen on purpose, this is expected; "
+                    + "otherwise look for a suspend() without its resume()."))
+    }
+
+    /// A `ViewUpdating` object requests through this context, and neither it connected nor a request of it was
+    /// seen before (the request's slow path, main thread): seen — a view controller only once its view is loaded
+    /// (a tab not selected yet, a controller made before it is pushed, connects later in `viewDidLoad`).
+    func noteOwner(_ owner: AnyObject) {
+        guard MainActorPlace.isCurrent else { return }
+        nonisolated(unsafe) let owner = owner
+        let viewsExist = MainActor.assumeIsolated { () -> Bool in
+            #if canImport(UIKit) && !os(watchOS)
+            if let controller = owner as? UIViewController { return controller.isViewLoaded }
+            #elseif canImport(AppKit)
+            if let controller = owner as? NSViewController { return controller.isViewLoaded }
+            #endif
+            return true
+        }
+        if viewsExist { machine.diagnostics.bits.insert(.ownerSeen) }
+    }
+
+    /// A delivery reached no updater (main thread): when a `ViewUpdating` object requests through the context and
+    /// never called `startUpdatingView()`, its `updateView(animated:)` is never called — reported once.
+    func noteDeliveredToNobody() {
+        let bits = machine.diagnostics.bits
+        guard bits.contains(.ownerSeen), !bits.contains(.ownerConnected), !bits.contains(.nothingConnectedReported)
+        else { return }
+        machine.diagnostics.bits.insert(.nothingConnectedReported)
+        UpdateDiagnostics.emit(
+            UpdateDiagnostics.Report(
+                kind: .nothingConnected, label: label.string,
+                message: "its requests reach no updater: the ViewUpdating object that owns it has not called "
+                    + "startUpdatingView(), so updateView(animated:) is never called. Call startUpdatingView() "
+                    + "once the views exist (viewDidLoad, or the end of init)."))
     }
 }
 
@@ -171,6 +231,14 @@ struct DiagnosticsBits: OptionSet {
     static let named = DiagnosticsBits(rawValue: 1 << 2)
     /// Recording noted a first request for the next delivery (a ``RecordedSite`` face keeps it).
     static let recordedSite = DiagnosticsBits(rawValue: 1 << 3)
+    /// A request on the context while it was suspended for more than a second was reported.
+    static let suspendReported = DiagnosticsBits(rawValue: 1 << 4)
+    /// A `ViewUpdating` object requested through the context (its views exist).
+    static let ownerSeen = DiagnosticsBits(rawValue: 1 << 5)
+    /// A `ViewUpdating` object connected its `updateView(animated:)` (`startUpdatingView()`), once or more.
+    static let ownerConnected = DiagnosticsBits(rawValue: 1 << 6)
+    /// A delivery that reached no updater of an unconnected owner was reported.
+    static let nothingConnectedReported = DiagnosticsBits(rawValue: 1 << 7)
 }
 
 /// What the always-on reports need to know.

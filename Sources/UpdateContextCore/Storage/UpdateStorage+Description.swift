@@ -67,7 +67,7 @@ extension UpdateStorage {
             var line = count == 0 ? "no delivery yet" : "\(count) deliver\(count == 1 ? "y" : "ies") so far"
             let lastTurn = machine.listing.lastTurn
             if lastTurn != 0 {
-                let ago = withScheduler { $0.turnCount } &- lastTurn
+                let ago = UInt32(truncatingIfNeeded: withScheduler { $0.turnCount }) &- lastTurn
                 line += ago == 0 ? "; it ran in the scheduler's last turn" : "; it last ran \(ago) turns ago"
             }
             lines.append(line)

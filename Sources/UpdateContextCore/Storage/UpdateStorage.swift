@@ -144,9 +144,9 @@ package final class UpdateStorage: TurnClient, @unchecked Sendable {
     /// `setNeedsUpdate(animated: flag)` from any thread; `site` (where the request was made, for diagnostics)
     /// is made only on the slow path.
     @inline(__always)
-    package func setNeedsUpdate(_ flag: Bool?, site: @autoclosure () -> RequestSite) {
+    package func setNeedsUpdate(_ flag: Bool?, owner: AnyObject? = nil, site: @autoclosure () -> RequestSite) {
         if isNoOpOnTheFastPath(flag) { return }
-        submit(flag, scoped: UpdateTransaction.current?.applying(flag), site: site)
+        submit(flag, scoped: UpdateTransaction.current?.applying(flag), owner: owner, site: site)
     }
 
     /// A change that a request with `flag` will follow is about to land (`@NeedsUpdate`,
@@ -171,9 +171,13 @@ package final class UpdateStorage: TurnClient, @unchecked Sendable {
 
     /// The second half (see ``willChange(_:)``): the request, once the change has landed.
     @inline(__always)
-    package func didChange(_ flag: Bool?, in scope: ChangeScope, site: @autoclosure () -> RequestSite) {
+    package func didChange(
+        _ flag: Bool?, in scope: ChangeScope, owner: AnyObject? = nil, site: @autoclosure () -> RequestSite
+    ) {
         if !scope.isAlive && isNoOpOnTheFastPath(flag) { return }
-        submit(flag, scoped: scope.isAlive ? scope.scoped : UpdateTransaction.current?.applying(flag), site: site)
+        submit(
+            flag, scoped: scope.isAlive ? scope.scoped : UpdateTransaction.current?.applying(flag), owner: owner,
+            site: site)
     }
 
     /// What ``willChange(_:)`` learned of the scope: whether one may be alive, and if so its transaction with the
@@ -224,9 +228,16 @@ package final class UpdateStorage: TurnClient, @unchecked Sendable {
     /// `update()` when `update`, a refresh), from any thread. `scoped`: the transaction of the scope the request
     /// was made in, with `flag` applied (the caller read the scope once): then the request carries it. Off the main
     /// thread the request waits in the inbox, applied in arrival order at the next turn.
-    /// `site` is asked only where diagnostics need it.
+    /// `site` is asked only where diagnostics need it. `owner`: the `ViewUpdating` object whose request it is
+    /// (seen once, for the report of an owner that never connects).
     @inline(never)
-    func submit(_ flag: Bool?, scoped: UpdateTransaction?, update: Bool = false, site: () -> RequestSite?) {
+    func submit(
+        _ flag: Bool?, scoped: UpdateTransaction?, update: Bool = false, owner: AnyObject? = nil,
+        site: () -> RequestSite?
+    ) {
+        if let owner, isOnSchedulerThread, machine.diagnostics.bits.isDisjoint(with: [.ownerSeen, .ownerConnected]) {
+            noteOwner(owner)
+        }
         if let scoped { return submit(scoped, update: update, site: site()) }
         let request: UpdateRequest = update ? .update(flag) : .setNeedsUpdate(flag)
         guard isOnSchedulerThread else {
@@ -283,6 +294,7 @@ package final class UpdateStorage: TurnClient, @unchecked Sendable {
     /// request, so it is kept before.
     func apply(_ request: UpdateRequest, carrying transaction: UpdateTransaction? = nil, note: RequestNote?) {
         let action = machine.request(request, defaultAnimated: animated)
+        if machine.isSuspended { noteRequestWhileSuspended() }
         switch action {
         case .defer:
             // Updaters are running: a later cycle, with the transaction (counted there, when applied). One more
@@ -493,6 +505,7 @@ package final class UpdateStorage: TurnClient, @unchecked Sendable {
             _ = consume next
         }
         recorder?.end(self, delivery, transaction: transaction)
+        if id == 0 { noteDeliveredToNobody() }
         // The completions run after the updaters (inside the delivery: what they request waits for a later
         // cycle), or once the animations the updaters started end.
         if let transaction { endTransaction(transaction, hadUpdaters: id != 0) }
@@ -729,7 +742,7 @@ extension UpdateStorage {
 
     package func suspend(file: StaticString, line: UInt) {
         guard isOnSchedulerThreadOrReport("suspend()", recovery: "; ignored", file: file, line: line) else { return }
-        machine.suspend()
+        machine.suspend(at: UInt32(truncatingIfNeeded: withScheduler { $0.now() } / 1_000_000))
         publishScheduled()  // suspended, for descriptions read elsewhere
     }
 
@@ -801,7 +814,9 @@ extension UpdateStorage {
     /// for the check and the registration, the one `removeAllUpdaters()` clears the mark under, so that a
     /// removal racing a start leaves the owner connected once or not at all. Returns the id, or `nil`.
     func addOwnerUpdater(_ call: @escaping (Bool) -> Void) -> UInt64? {
-        withShared { shared in
+        // (On the scheduler's thread: `startUpdatingView()` is there.)
+        machine.diagnostics.bits.insert(.ownerConnected)
+        return withShared { shared in
             guard !shared.ownerConnected else { return nil }
             shared.ownerConnected = true
             return shared.updaters.append(call)
@@ -915,8 +930,11 @@ package struct UpdateStateMachine {
     enum Phase: Equatable {
         /// Nothing requested since the last delivery began.
         case idle
-        /// Requested and not delivered yet: due at the end of the cycle (or at the last `resume()`).
+        /// Requested and not delivered yet: due at the end of the cycle.
         case scheduled(Pending)
+        /// Requested while suspended: kept for the last `resume()`, never a no-op (a request reaches the machine,
+        /// which notices a suspension that lasts).
+        case held(Pending)
         /// Updaters are running. `next` is what is due after this delivery: the animated request behind the
         /// rules' early flush, or what `resume()` kept while they ran.
         case delivering(Delivery, next: Pending?)
@@ -962,10 +980,11 @@ package struct UpdateStateMachine {
 
     /// Whether and how the context is listed with its scheduler.
     struct Listing {
-        /// The serial of the last turn this context ran in (0: none).
-        var lastTurn: UInt64 = 0
-        /// The serial of the last turn that parked this context (a turn in a private mode).
-        var parkedTurn: UInt64 = 0
+        /// The serial of the last turn this context ran in (0: none), truncated (a turn's serial is compared with
+        /// the one a context saw in the same turn, or a recent one).
+        var lastTurn: UInt32 = 0
+        /// The serial of the last turn that parked this context (a turn in a private mode), truncated.
+        var parkedTurn: UInt32 = 0
         /// In the scheduler's own-thread list for the next turn.
         var isAsked = false
         /// A turn is applying the inbox: requests then need no listing, the turn's end delivers them ("all
@@ -999,6 +1018,8 @@ package struct UpdateStateMachine {
         var bits = DiagnosticsBits()
         /// Consecutive deliveries inside which the context was requested again (an update loop at 60).
         var loopCount: UInt8 = 0
+        /// When the first of the suspensions under way began (the scheduler's clock, in milliseconds, wrapping).
+        var suspendedAt: UInt32 = 0
     }
 
     // The fields in this order leave no padding between them (an idle context's storage fits a smaller
@@ -1032,7 +1053,7 @@ package struct UpdateStateMachine {
     /// What is due: requested and not yet delivered (behind the delivery under way, too).
     var due: Pending? {
         switch phase {
-        case .scheduled(let pending): pending
+        case .scheduled(let pending), .held(let pending): pending
         case .delivering(_, let next): next
         case .idle, .cancelled: nil
         }
@@ -1055,26 +1076,32 @@ package struct UpdateStateMachine {
         case .cancelled: return .none
         case .delivering: return .defer
         case .idle: break
-        case .scheduled(let scheduled): (pending, first) = (scheduled, false)
+        case .scheduled(let scheduled), .held(let scheduled): (pending, first) = (scheduled, false)
+        }
+        // While suspended everything is kept for the last `resume()`: `f == false` too (a `true` does not flush:
+        // the earlier non-animated changes must not animate), and an `update()` as a forced delivery.
+        if isSuspended {
+            switch request {
+            case .setNeedsUpdate(true) where pending.flag == false: break
+            case .setNeedsUpdate(let flag): if let flag { pending.flag = flag }
+            case .update(let flag):
+                if let flag { pending.flag = flag }
+                pending.isForced = true
+            }
+            phase = .held(pending)
+            return .none
         }
         switch request {
         case .setNeedsUpdate(true) where pending.flag == false:
-            // While suspended `f == false` is kept for resume: the earlier non-animated changes must not
-            // animate. Otherwise they are delivered now, and this request is the next delivery's.
-            if isSuspended { return .none }
+            // The earlier non-animated changes are delivered now; this request is the next delivery's.
             pending.flag = true
             return .deliver(begin(Delivery(animated: false, isEarlyFlush: true), next: pending), list: false)
         case .setNeedsUpdate(let flag):
             if let flag { pending.flag = flag }
             phase = .scheduled(pending)
-            return first && !isSuspended && list() ? .list : .none
+            return first && list() ? .list : .none
         case .update(let flag):
             if let flag { pending.flag = flag }
-            if isSuspended {
-                pending.isForced = true
-                phase = .scheduled(pending)
-                return .none
-            }
             return .deliver(begin(Delivery(animated: pending.flag ?? defaultAnimated, isForced: true)), list: false)
         }
     }
@@ -1085,7 +1112,7 @@ package struct UpdateStateMachine {
     /// suspended (`f == false` is kept, as `setNeedsUpdate(true)` keeps it), while updaters run (requests made
     /// there wait in the inbox) or once the context is gone.
     mutating func flushBeforeAnimatedChange() -> Action {
-        guard case .scheduled(var pending) = phase, pending.flag == false, !isSuspended else { return .none }
+        guard case .scheduled(var pending) = phase, pending.flag == false else { return .none }
         pending.flag = nil
         return .deliver(begin(Delivery(animated: false, isEarlyFlush: true), next: pending), list: false)
     }
@@ -1099,9 +1126,12 @@ package struct UpdateStateMachine {
         return .deliver(delivery, list: false)
     }
 
-    mutating func suspend() {
+    /// `suspend()` at `now` (the scheduler's clock, in milliseconds): what is due is held for the last `resume()`.
+    mutating func suspend(at now: UInt32) {
         precondition(suspensions < .max, "ViewUpdatingContext.suspend() nested too deeply")
+        if suspensions == 0 { diagnostics.suspendedAt = now }
         suspensions += 1
+        if case .scheduled(let pending) = phase { phase = .held(pending) }
     }
 
     /// Ends one suspension; the last one delivers what was kept — or, while updaters run, lists the context for
@@ -1111,6 +1141,7 @@ package struct UpdateStateMachine {
         suspensions -= 1
         guard !isSuspended, due != nil else { return .none }
         if isDelivering { return list() ? .list : .none }
+        if case .held(let pending) = phase { phase = .scheduled(pending) }
         return deliverDue(defaultAnimated: defaultAnimated)
     }
 
@@ -1119,6 +1150,7 @@ package struct UpdateStateMachine {
     /// A turn in a mode that does not admit view updates: the context stays listed, parked until a common pass.
     /// `false` when this turn has already parked it (it is listed twice).
     mutating func park(serial: UInt64) -> Bool {
+        let serial = UInt32(truncatingIfNeeded: serial)
         if listing.parkedTurn == serial { return false }
         listing.parkedTurn = serial
         return true
@@ -1127,6 +1159,7 @@ package struct UpdateStateMachine {
     /// A turn in a common mode reached the context.
     @inline(__always)
     mutating func turn(serial: UInt64) -> TurnAction {
+        let serial = UInt32(truncatingIfNeeded: serial)
         // A nested run loop inside an updater (possibly one delivered while the inbox was being applied).
         if isDelivering {
             listing.isAsked = false
@@ -1169,7 +1202,7 @@ package struct UpdateStateMachine {
             precondition(isCancelled, "UpdateStateMachine: deliveryEnded with no delivery under way (state: \(self))")
             return false
         }
-        phase = next.map { .scheduled($0) } ?? .idle
+        phase = next.map { isSuspended ? .held($0) : .scheduled($0) } ?? .idle
         guard listing.isMissed else { return false }
         listing.isMissed = false
         // Even inside a turn that is applying the inbox: what the updaters posted meanwhile came after the part
@@ -1212,7 +1245,7 @@ package struct UpdateStateMachine {
 
     /// Begins the delivery of what is due, if something is and the context is not suspended: `f ?? default`.
     private mutating func beginDue(defaultAnimated: Bool, isScopeFlush: Bool = false) -> Delivery? {
-        guard case .scheduled(let pending) = phase, !isSuspended else { return nil }
+        guard case .scheduled(let pending) = phase else { return nil }
         var delivery = Delivery(animated: pending.flag ?? defaultAnimated, isForced: pending.isForced)
         delivery.isScopeFlush = isScopeFlush
         return begin(delivery)

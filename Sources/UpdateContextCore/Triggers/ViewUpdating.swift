@@ -73,9 +73,10 @@ extension ViewUpdating {
     /// - A change made on another thread is delivered, and once more in the next cycle. Observation reports it
     ///   before the value is stored, so a writer that stalls between the two leaves the view showing the old
     ///   value: make tracked changes on the main actor, or call ``setNeedsUpdate(animated:file:line:)`` after
-    ///   an off-main change. The first such change is reported once (`UpdateDiagnostics`,
-    ///   `trackedChangeOffMainThread`), naming this type's `updateView(animated:)`; one made while a delivery is
-    ///   already pending is not heard at all (Observation reports once per tracking).
+    ///   an off-main change. Such a change is reported (`UpdateDiagnostics`, `trackedChangeOffMainThread`),
+    ///   naming this type's `updateView(animated:)`: the first one in release builds, every one (counted, at most
+    ///   once a second) in debug builds; one made while a delivery is already pending is not heard at all
+    ///   (Observation reports once per tracking).
     /// - A change ``updateView(animated:)`` makes to what it read (a write-back) is delivered again, and reported
     ///   once (`writeBack`), when the tracking of the delivery before still listens: in a delivery that no
     ///   tracked change caused. A write-back in the first render, or in a delivery that a tracked change caused,
@@ -178,8 +179,7 @@ extension ViewUpdating {
     ///   - file: The caller's file (`#fileID`): the call site that diagnostics name (`UpdateDiagnostics`).
     ///   - line: The caller's line.
     public func setNeedsUpdate(animated: Bool? = nil, file: StaticString = #fileID, line: UInt = #line) {
-        let context = updateContext
-        context.setNeedsUpdate(animated: animated, file: file, line: line)
+        updateContext.storage.setNeedsUpdate(animated, owner: self, site: RequestSite(file: file, line: line))
     }
 
     /// Makes `changes` and asks for one call of ``updateView(animated:)`` for them: the context's
@@ -198,8 +198,11 @@ extension ViewUpdating {
     public func setNeedsUpdate<Result>(
         animated: Bool? = nil, file: StaticString = #fileID, line: UInt = #line, _ changes: () throws -> Result
     ) rethrows -> Result {
-        let context = updateContext
-        return try context.setNeedsUpdate(animated: animated, file: file, line: line, changes)
+        let storage = updateContext.storage
+        let scope = storage.willChange(animated)
+        // Requested even when `changes` throws: what it changed before throwing is shown too.
+        defer { storage.didChange(animated, in: scope, owner: self, site: RequestSite(file: file, line: line)) }
+        return try changes()
     }
 
     /// Calls ``updateView(animated:)`` at once if an update is pending, like `layoutIfNeeded()`: the
@@ -288,7 +291,8 @@ public struct NeedsUpdate<Value> {
             instance[keyPath: storageKeyPath].value = newValue
             // Diagnostics name the property (`ProfileViewController.name`): a setter cannot see its caller's line.
             storage.didChange(
-                old.animated, in: scope, site: RequestSite(.property(owner: EnclosingSelf.self, path: storageKeyPath)))
+                old.animated, in: scope, owner: instance,
+                site: RequestSite(.property(owner: EnclosingSelf.self, path: storageKeyPath)))
         }
     }
 }

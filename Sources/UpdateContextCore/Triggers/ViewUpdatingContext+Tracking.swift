@@ -59,10 +59,11 @@ extension ViewUpdatingContext {
     /// > reports the store. A change made on another thread is therefore delivered when it is reported (the
     /// > updater may still read the old value) and once more in the next cycle; a writer that stalls between
     /// > `willSet` and the store for longer than that leaves the view showing the old value. Make tracked changes
-    /// > on the main actor, or call ``setNeedsUpdate(animated:file:line:)`` after an off-main change. The first
-    /// > such change this updater hears is reported once (`UpdateDiagnostics`, `trackedChangeOffMainThread`);
-    /// > one made while its delivery is already pending is not heard at all (Observation reports once per
-    /// > tracking, and that tracking has fired).
+    /// > on the main actor, or call ``setNeedsUpdate(animated:file:line:)`` after an off-main change. Such a
+    /// > change this updater hears is reported (`UpdateDiagnostics`, `trackedChangeOffMainThread`): the first one
+    /// > in release builds, every one (counted, at most once a second) in debug builds; one made while its
+    /// > delivery is already pending is not heard at all (Observation reports once per tracking, and that
+    /// > tracking has fired).
     ///
     /// > Note: A change the updater makes to what it read (a write-back) is heard by the tracking of the
     /// > delivery before, which listens while the updater runs: it is delivered again, and reported once
@@ -117,7 +118,8 @@ extension ViewUpdatingContext {
 ///   what it reads is that run's, and a change to it requests both contexts. The run under way on a thread is
 ///   the one per-thread record this needs (`cvu_tracked_run`).
 /// - **Other threads.** A change heard off the delivering thread requests an update and one more in the next
-///   cycle (Observation reports before the store); the first one is reported (`trackedChangeOffMainThread`).
+///   cycle (Observation reports before the store); it is reported (`trackedChangeOffMainThread`): the first one
+///   in release builds, every one, counted, at most once a second in debug builds.
 @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
 final class TrackedUpdater: Observable, Sendable {
     private struct State {
@@ -134,6 +136,9 @@ final class TrackedUpdater: Observable, Sendable {
         /// A change was heard off the delivering thread: one more delivery after the next.
         var followUp = false
         var reportedOffMain = false
+        /// Debug builds: off-main changes heard since the last report, and when that was (the scheduler's clock).
+        var offMainCount = 0
+        var offMainReportedAt: UInt64?
         var reportedWriteBack = false
         var retired = false
         /// The updater's registration, once known (to tell that it was removed while it ran).
@@ -148,10 +153,11 @@ final class TrackedUpdater: Observable, Sendable {
         weak var updater: TrackedUpdater?
     }
 
-    /// What a firing asks for.
+    /// What a firing asks for: a change (and how many off-main changes to report now: 0 for none), or a
+    /// write-back.
     private enum Firing {
         case none
-        case change(children: [Child], reportOffMain: Bool)
+        case change(children: [Child], offMainChanges: Int)
         case writeBack
     }
 
@@ -256,6 +262,8 @@ final class TrackedUpdater: Observable, Sendable {
 
     /// A tracking of `generation` fired (any thread, at a change's `willSet`).
     private func fired(_ generation: UInt64) {
+        // Debug builds count every off-main change, reported at most once a second: the scheduler's clock.
+        let now = Misuse.isDebugBuild && !MainActorPlace.isCurrent ? storage.retainedScheduler()?.now() : nil
         let firing = state.withLock { state -> Firing in
             if state.retired { return .none }
             let elsewhere = !(state.deliveringThread?.isCurrent ?? true)
@@ -274,16 +282,15 @@ final class TrackedUpdater: Observable, Sendable {
             }
             // A change. One heard on another thread (even by an older generation, just before its retirement)
             // asks for one more delivery: the one under way or next may read the value before it is stored.
-            var reportOffMain = false
+            var offMainChanges = 0
             if elsewhere {
                 state.followUp = true
-                reportOffMain = !state.reportedOffMain && !MainActorPlace.isCurrent
-                if reportOffMain { state.reportedOffMain = true }
+                if !MainActorPlace.isCurrent { offMainChanges = Self.offMainChangesToReport(&state, now: now) }
             }
-            return .change(children: state.children, reportOffMain: reportOffMain)
+            return .change(children: state.children, offMainChanges: offMainChanges)
         }
-        guard case .change(let children, let reportOffMain) = firing else { return }
-        if reportOffMain { reportOffMainThread() }
+        guard case .change(let children, let offMainChanges) = firing else { return }
+        if offMainChanges > 0 { reportOffMainThread(changes: offMainChanges) }
         storage.setNeedsUpdateFromOutside(nil, site: RequestSite(.trackedChange))
         for case let child? in children.map(\.updater) { child.requestIfRegistered(site: RequestSite(.trackedChange)) }
     }
@@ -329,11 +336,29 @@ final class TrackedUpdater: Observable, Sendable {
                     file: name, line: 0, thread: UpdateDiagnostics.Report.CallSite.currentThread)))
     }
 
-    private func reportOffMainThread() {
+    /// One more off-main change heard (under the state's lock): how many to report now — release builds the
+    /// first one only, debug builds every one, counted, at most once a second (`now`: the scheduler's clock).
+    private static func offMainChangesToReport(_ state: inout State, now: UInt64?) -> Int {
+        state.offMainCount += 1
+        guard let now else {
+            // Release builds (or a context gone: no clock): the first one, once.
+            if state.reportedOffMain { return 0 }
+            state.reportedOffMain = true
+            return 1
+        }
+        if let last = state.offMainReportedAt, now &- last < UpdateDiagnostics.reportInterval { return 0 }
+        state.offMainReportedAt = now
+        state.reportedOffMain = true
+        defer { state.offMainCount = 0 }
+        return state.offMainCount
+    }
+
+    private func reportOffMainThread(changes: Int) {
+        let count = changes == 1 ? "" : " (\(changes) changes since the last report)"
         UpdateDiagnostics.emit(
             UpdateDiagnostics.Report(
                 kind: .trackedChangeOffMainThread, label: storage.label.string,
-                message: "\(name) read an @Observable value that was changed off the main thread. Observation "
+                message: "\(name) read an @Observable value that was changed off the main thread\(count). Observation "
                     + "reports a change before the new value is stored, so a delivery may show the value before "
                     + "it, and nothing tells the library when it is stored: make tracked changes on the main actor, "
                     + "or call setNeedsUpdate() on the context after the change (both on the changing thread).",
