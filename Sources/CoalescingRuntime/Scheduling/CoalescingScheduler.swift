@@ -351,6 +351,12 @@ extension CoalescingScheduler {
         return clients
     }
 
+    /// The clients listed on the scheduler's own thread for the next turn (none elsewhere): what an animating
+    /// scope's flush looks at again after each of its rounds.
+    package final var listedOnItsThread: [any TurnClient] {
+        isCurrent ? ownerWaiting : []
+    }
+
     /// Marks a turn as asked for; the first mark since the last turn began calls ``requestTurn(insideTurn:)``.
     @usableFromInline
     final func askForTurn() {

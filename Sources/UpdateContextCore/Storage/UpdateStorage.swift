@@ -698,9 +698,11 @@ extension UpdateStorage {
 
     /// An animating scope begins on this context's thread (``AnimatedScopeFlush``): what is pending is delivered
     /// now (not while suspended, nor while this context's updaters run: what they asked waits for a later cycle).
-    func flushBeforeAnimatedScope() {
+    /// `applyingInbox`: the flush's first round applies what other threads asked before; a later round (a context
+    /// an earlier round's delivery made pending) leaves what arrived since for the turn.
+    func flushBeforeAnimatedScope(applyingInbox: Bool) {
         guard !isCancelled, isOnSchedulerThread, !machine.isDelivering else { return }
-        drainInboxIfNeeded()
+        if applyingInbox { drainInboxIfNeeded() }
         perform(machine.deliverDue(defaultAnimated: animated, isScopeFlush: true))
     }
 

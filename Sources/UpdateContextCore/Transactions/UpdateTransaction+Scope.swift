@@ -83,7 +83,10 @@ final class TransactionScope: Sendable {
 /// parked for a private run-loop mode — each as its end of cycle would (UIKit 26's `.flushUpdates`): the
 /// changes `body` makes are shown by deliveries of their own, animated, and a change to an `@Observable` value
 /// that a tracked updater read is reported in the scope — and waited for by its completion — whatever changed
-/// earlier in the cycle — the contexts a turn under way on this thread has not reached yet included. (A context
+/// earlier in the cycle — the contexts a turn under way on this thread has not reached yet included. What those
+/// deliveries make pending on this thread (a parent's render pushing into a child) is delivered too, in rounds,
+/// each context at most once per flush: what becomes pending again, a context's request of itself, and what
+/// other threads ask meanwhile wait for the turn. (A context
 /// whose updaters are running, or that is suspended, keeps what is pending; so does every context while the
 /// thread's run loop runs a private mode: view updates never run there, and a tracked change after a plain
 /// one is then shown by the next common pass, unanimated, its completion told it requested nothing. The
@@ -148,14 +151,20 @@ enum AnimatedScopeFlush {
     static func flushPendingUpdates() {
         let due = ThreadSchedulers.dueSchedulersOfCurrentThread
         guard !due.isEmpty else { return }
-        // Each context once (a list may hold one several times: asked from this thread and from others), from
-        // the lists as they are now: what a delivery of the flush asks again waits for the next turn.
+        // In rounds: first what waits now (a turn under way has not reached it, it is listed, or parked), then
+        // what the round's deliveries listed on this thread (a parent's render pushing into a child). Each context
+        // once per flush (a list may hold one several times: asked from this thread and from others): what one
+        // asks again, or asks of itself, waits for the turn; so do the later rounds' inbox arrivals (only the
+        // first round applies a context's inbox). The rounds end: each flushes contexts no earlier one did.
         var seen = Set<ObjectIdentifier>()
-        for scheduler in due {
-            for case let storage as UpdateStorage in scheduler.waitingClients().map(\.client)
-            where seen.insert(ObjectIdentifier(storage)).inserted {
-                storage.flushBeforeAnimatedScope()
+        var round = due.flatMap { $0.waitingClients().map(\.client) }
+        var isFirst = true
+        while !round.isEmpty {
+            for case let storage as UpdateStorage in round where seen.insert(ObjectIdentifier(storage)).inserted {
+                storage.flushBeforeAnimatedScope(applyingInbox: isFirst)
             }
+            isFirst = false
+            round = due.flatMap(\.listedOnItsThread).filter { !seen.contains(ObjectIdentifier($0)) }
         }
     }
 }
