@@ -111,7 +111,7 @@ final class CanonicalPathRandomTests: XCTestCase {
         var pendingScopes: [Scope] = []
         /// A subscription's transaction (what `requestUpdates(from:transaction:)` requests with per element):
         /// its renewal, its animation, and the instance of its completion now (renewed once it has run).
-        var subscription: (renewal: CompletionRenewal, id: Int, animation: UpdateAnimation?)?
+        var subscription: (renewable: UpdateTransaction, id: Int, animation: UpdateAnimation?)?
         var subscriptionInstance: Scope?
         var releaseInside = false
         /// Whether the model has seen it go.
@@ -217,7 +217,7 @@ final class CanonicalPathRandomTests: XCTestCase {
                     let animation = animations.randomElement(using: &random)!
                     var transaction = UpdateTransaction(animation: animation)
                     transaction.addCompletion(recordSubscriptionCall(nextSubscription))
-                    subject.subscription = (CompletionRenewal(transaction), nextSubscription, animation)
+                    subject.subscription = (transaction.withRenewableCompletions, nextSubscription, animation)
                     nextSubscription += 1
                 }
                 subject.expectedShown.append("0,0,0,0,0n")
@@ -564,8 +564,8 @@ final class CanonicalPathRandomTests: XCTestCase {
                     }
                     subject.subscriptionInstance!.pending += 1
                     subject.pendingScopes.append(subject.subscriptionInstance!)
-                    subscription.renewal.request(
-                        on: probe.updateContext.storage, site: RequestSite(file: #fileID, line: #line))
+                    probe.updateContext.storage.requestFromOutside(
+                        subscription.renewable, site: RequestSite(file: #fileID, line: #line))
                 case 55..<58:
                     explicitTransaction(on: subject, joining: nil)
                 case 58..<80:

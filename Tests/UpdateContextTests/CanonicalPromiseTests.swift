@@ -482,7 +482,7 @@ final class CanonicalPromiseTests: XCTestCase {
         let link = card!.updateContext.storage
         weak let gone: Card? = card
         card!.onRender = { card = nil }
-        link.requestFromOutside(calls.transaction("animated", .default))
+        link.requestFromOutside(calls.transaction("animated", .default), site: RequestSite(file: #fileID, line: #line))
         XCTAssertNil(gone, "released by its flush's updater")
         spinMainLoop(timeout: 5) { !calls.all.isEmpty }
         XCTAssertEqual(calls.all, ["animated:released"])

@@ -608,7 +608,7 @@ final class DiagnosticsTests: XCTestCase {
     func testSchedulerDescriptionListsWhoWaits() {
         let context = ViewUpdatingContext(label: "waiting here", scheduler: scheduler, refreshEvents: [])
         let other = ViewUpdatingContext(label: "waiting elsewhere", scheduler: scheduler, refreshEvents: [])
-        XCTAssertTrue(scheduler.debugDescription.contains("no turn asked for"), scheduler.debugDescription)
+        XCTAssertTrue(scheduler.debugDescription.contains("no turn is asked for"), scheduler.debugDescription)
         context.setNeedsUpdate()
         onAnotherThread { other.setNeedsUpdate() }
         let text = scheduler.debugDescription

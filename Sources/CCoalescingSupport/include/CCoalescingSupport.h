@@ -166,14 +166,10 @@ static inline void cvu_stripe_unlock(unsigned index) {
 /// The next number of a process-wide counter (1, 2, …): orders values made on any thread.
 uint64_t cvu_next_generation(void);
 
-// One byte of bits (a context's scheduled byte, its listed mark), read or set atomically from any thread.
+// One byte of bits (a context's scheduled byte), read atomically from any thread.
 
 static inline uint8_t cvu_bits_load(const uint8_t *bits) {
     return __atomic_load_n(bits, __ATOMIC_ACQUIRE);
-}
-
-static inline uint8_t cvu_bits_fetch_or(uint8_t *bits, uint8_t set) {
-    return __atomic_fetch_or(bits, set, __ATOMIC_ACQ_REL);
 }
 
 // MARK: Diagnostics

@@ -12,7 +12,7 @@ import os
 /// records, an interval costs one check of the log's state.
 @usableFromInline
 package enum Signposts: Sendable {
-    /// The interval's name in Instruments.
+    /// The interval's name in Instruments, and what its count counts.
     @usableFromInline
     package enum Name: Sendable {
         case turn
@@ -29,7 +29,7 @@ package enum Signposts: Sendable {
         _ name: Name, label: @autoclosure () -> String, count: @autoclosure () -> Int
     ) -> SignpostInterval? {
         #if canImport(os)
-        if isRecording { return SignpostInterval(name, label: label(), count: count()) }
+        if areRecorded { return SignpostInterval(name, label: label(), count: count()) }
         #endif
         return nil
     }
@@ -46,45 +46,31 @@ package enum Signposts: Sendable {
     @inlinable @inline(__always)
     package static var areRecorded: Bool {
         #if canImport(os)
-        isRecording
+        AppleLog.pointsOfInterest.signpostsEnabled
         #else
         false
         #endif
     }
-
-    #if canImport(os)
-    /// Whether a tool records the Points of Interest signposts now.
-    @usableFromInline
-    static var isRecording: Bool { AppleLog.pointsOfInterest.signpostsEnabled }
-    #endif
 }
 
 /// One signpost interval under way (Apple platforms; an empty value elsewhere, never made).
 @usableFromInline
 package struct SignpostInterval {
     #if canImport(os)
-    let name: Signposts.Name
+    let name: StaticString
     let id: OSSignpostID
 
     @usableFromInline
     init(_ name: Signposts.Name, label: String, count: Int) {
-        self.name = name
-        let log = AppleLog.pointsOfInterest
-        id = OSSignpostID(log: log)
+        self.name = name == .turn ? "turn" : "delivery"
+        id = OSSignpostID(log: AppleLog.pointsOfInterest)
         let text = "\(label): \(count) \(name == .turn ? "called" : "absorbed")" as NSString
-        switch name {
-        case .turn: os_signpost(.begin, log: log, name: "turn", signpostID: id, "%{public}@", text)
-        case .delivery: os_signpost(.begin, log: log, name: "delivery", signpostID: id, "%{public}@", text)
-        }
+        os_signpost(.begin, log: AppleLog.pointsOfInterest, name: self.name, signpostID: id, "%{public}@", text)
     }
 
     @usableFromInline
     func end() {
-        let log = AppleLog.pointsOfInterest
-        switch name {
-        case .turn: os_signpost(.end, log: log, name: "turn", signpostID: id)
-        case .delivery: os_signpost(.end, log: log, name: "delivery", signpostID: id)
-        }
+        os_signpost(.end, log: AppleLog.pointsOfInterest, name: name, signpostID: id)
     }
     #endif
 }

@@ -119,26 +119,14 @@ open class CoalescingScheduler: @unchecked Sendable {
     @exclusivity(unchecked) nonisolated(unsafe) var timedDeliveries = 0
     /// When the last slow turn was reported (``now()``), if one was: at most one report a second.
     @exclusivity(unchecked) nonisolated(unsafe) var lastSlowTurnReport: UInt64?
-    /// The turn under way on the scheduler's thread (no clients outside one): the clients it took, and how far
-    /// it got. What it has not reached waits for it (a turn inside it serves only what was listed since it
-    /// began); an animating scope entered in an updater flushes it first (``waitingClients()``).
-    @exclusivity(unchecked) nonisolated(unsafe) var current = RunningTurn(clients: [])
-    /// The turns `current` runs inside (a handler's nested loop), outermost first.
-    @exclusivity(unchecked) nonisolated(unsafe) var enclosing: [RunningTurn] = []
+    /// The innermost turn under way on the scheduler's thread (no clients outside one): the clients it took, and
+    /// the next one it calls. What it has not reached waits for it (a turn inside it serves only what was listed
+    /// since it began); an animating scope entered in one of its updaters flushes it first
+    /// (``waitingClients()``). A turn inside it keeps the outer one's cursor on its own stack while it runs.
+    @exclusivity(unchecked) nonisolated(unsafe) var current = (clients: [any TurnClient](), next: 0)
 
-    /// Whether a turn under way has clients it has not reached yet that `isWaiting` (on the scheduler's thread;
-    /// no allocation: the run loop's guard asks at every pass).
-    func hasUnreached(where isWaiting: (any TurnClient) -> Bool = { _ in true }) -> Bool {
-        current.unreached.contains(where: isWaiting) || enclosing.contains { $0.unreached.contains(where: isWaiting) }
-    }
-
-    /// A turn under way: its clients and the next one it calls.
-    struct RunningTurn {
-        var clients: [any TurnClient]
-        var next = 0
-        var hasUnreached: Bool { next < clients.count }
-        var unreached: ArraySlice<any TurnClient> { clients[next...] }
-    }
+    /// What the turn under way has not reached yet (on the scheduler's thread).
+    var unreached: ArraySlice<any TurnClient> { current.clients[current.next...] }
     /// The number of the last batch a turn has begun to serve (0: none).
     @exclusivity(unchecked) nonisolated(unsafe) var servedBatch: UInt64 = 0
 
@@ -148,6 +136,8 @@ open class CoalescingScheduler: @unchecked Sendable {
     @usableFromInline let threadMask: UInt64
     @usableFromInline let threadExpected: UInt64
     @usableFromInline let threadTestIsExact: Bool
+    /// Whether a shipped scheduler declared its turns the main thread's cycles, or a stand-in for them.
+    private let declaresMainThread: Bool
 
     /// What diagnostics call this scheduler (see ``label``).
     package let diagnosticLabel: DiagnosticLabel
@@ -163,6 +153,7 @@ open class CoalescingScheduler: @unchecked Sendable {
         turnWord = Self.makeWords()
         (threadMask, threadExpected, threadTestIsExact) = Self.threadTest(.unknown)
         drivesPerFrameWork = false
+        declaresMainThread = false
     }
 
     /// A scheduler that declares the thread its turns run on — ``isCurrent`` and ``isMainThreadScheduler``
@@ -173,6 +164,7 @@ open class CoalescingScheduler: @unchecked Sendable {
         diagnosticLabel = label
         turnWord = Self.makeWords()
         (threadMask, threadExpected, threadTestIsExact) = Self.threadTest(turnThread)
+        declaresMainThread = turnThread == .main || turnThread == .mainAndOthers || turnThread == .creatorForMain
     }
 
     private static func makeWords() -> UnsafeMutablePointer<UInt64> {
@@ -216,7 +208,7 @@ open class CoalescingScheduler: @unchecked Sendable {
     /// Whether turns are the main thread's cycles, or stand in for them (a test's manual scheduler):
     /// what `ViewUpdatingContext` requires of its scheduler. `false` by default for a subclass of yours; `true`
     /// for `.mainRunLoop`, `.dispatchMain`, `.framePaced` and a ``ManualScheduler``.
-    open var isMainThreadScheduler: Bool { threadMask == 1 }  // declared `.main` or `.mainAndOthers`
+    open var isMainThreadScheduler: Bool { declaresMainThread }
 
     /// The mode the scheduler's thread is running in right now, or `nil` outside a running loop (or for
     /// a scheduler without modes). Read it on the scheduler's thread. `nil` by default.
@@ -328,7 +320,7 @@ extension CoalescingScheduler {
     /// Whether clients may be waiting for a turn (the next one, parked for a mode, or not reached yet by a turn
     /// under way). On the scheduler's thread only.
     package final var mayHaveWaitingClients: Bool {
-        !ownerWaiting.isEmpty || cvu_word_load_relaxed(turnWord) & 1 != 0 || hasUnreached()
+        !ownerWaiting.isEmpty || cvu_word_load_relaxed(turnWord) & 1 != 0 || !unreached.isEmpty
             || queue.withLock { !$0.parked.isEmpty }
     }
 
@@ -340,9 +332,7 @@ extension CoalescingScheduler {
     package final func waitingClients() -> [(client: any TurnClient, modes: [RunLoop.Mode]?)] {
         var clients: [(client: any TurnClient, modes: [RunLoop.Mode]?)] = []
         if isCurrent {
-            for client in enclosing.flatMap(\.unreached) + current.unreached + ownerWaiting {
-                clients.append((client, nil))
-            }
+            for client in unreached + ownerWaiting { clients.append((client, nil)) }
         }
         queue.withLock { queue in
             clients += queue.waiting.map { ($0, nil) }
@@ -413,8 +403,8 @@ extension CoalescingScheduler {
         // The cursor is `current`'s, where an animating scope's flush finds what this turn has not reached (the
         // list is shared with `clients`, not copied: nobody writes it).
         turnDepth += 1
-        enclosing.append(current)
-        current = RunningTurn(clients: clients)
+        let outer = current
+        current = (clients, 0)
         while current.next < count {
             let client = current.clients[current.next]
             current.next += 1
@@ -424,7 +414,7 @@ extension CoalescingScheduler {
                 queue.withLock { $0.parked.append(Parked(client: client, modes: modes)) }
             }
         }
-        current = enclosing.removeLast()
+        current = outer
         turnDepth -= 1
         Signposts.end(interval)
         noteTurnEnded(began: began, clients: clients)
@@ -443,6 +433,8 @@ extension CoalescingScheduler {
     package enum TurnThread {
         /// The thread that created it (``isCurrent`` is not overridden).
         case creator
+        /// The thread that created it, standing in for the main thread (a ``ManualScheduler``: a test's).
+        case creatorForMain
         /// The process's main thread, exactly.
         case main
         /// The main thread, and others that ``isCurrent`` knows of (the main queue under `dispatchMain()`).
@@ -453,7 +445,7 @@ extension CoalescingScheduler {
 
     static func threadTest(_ thread: TurnThread) -> (UInt64, UInt64, Bool) {
         switch thread {
-        case .creator: (~0, cvu_thread_identity(), true)
+        case .creator, .creatorForMain: (~0, cvu_thread_identity(), true)
         case .main: (1, 1, true)
         case .mainAndOthers: (1, 1, false)
         case .unknown: (0, 1, false)
@@ -495,7 +487,7 @@ extension CoalescingScheduler {
     /// Read it on the scheduler's thread for an exact answer (work scheduled there is not locked).
     public final var hasPendingWork: Bool {
         queue.withLock { !$0.waiting.isEmpty || !$0.parked.isEmpty }
-            || (isCurrent && (!ownerWaiting.isEmpty || hasUnreached()))
+            || (isCurrent && (!ownerWaiting.isEmpty || !unreached.isEmpty))
     }
 
     /// Whether a turn in `mode` would find work to do: a turn has been asked for, or work parked for another mode
@@ -643,15 +635,14 @@ extension CoalescingScheduler: CustomDebugStringConvertible {
         return Double(now() &- last) / 1e9
     }
 
-    /// The scheduler as a person chasing a missing update wants it: its label and type, whether a turn is
-    /// asked for, how many turns have run and when the last began, and the contexts waiting on it with the
-    /// modes they wait for. Any thread (contexts listed on the scheduler's own thread show only there).
-    public var debugDescription: String {
-        let turns = cvu_word_load_relaxed(turnWord + Word.turns)
-        var text = "\(type(of: self)) \"\(label)\": "
-        text += hasRequestedTurn ? "a turn is asked for" : "no turn asked for"
+    /// The scheduler in one line, as its description and its contexts' say it: its type and label, whether a turn
+    /// is asked for, how many turns have run and when the last began, and — a turn asked for more than a second
+    /// ago that has not begun — what to do (a description asked sees it: ``noticeLateTurn()``). Any thread.
+    package final var statusLine: String {
+        var text =
+            "\(type(of: self)) \"\(label)\": " + (hasRequestedTurn ? "a turn is asked for" : "no turn is asked for")
         if let seconds = secondsSinceLastTurn {
-            text += String(format: "; %llu turns, the last %.3f s ago", turns, seconds)
+            text += String(format: "; %llu turns, the last %.3f s ago", turnCount, seconds)
         } else {
             text += "; it has not turned yet"
         }
@@ -659,6 +650,14 @@ extension CoalescingScheduler: CustomDebugStringConvertible {
             text += "; a turn asked for more than a second ago has not begun. " + stallAdvice
             noticeLateTurn()
         }
+        return text
+    }
+
+    /// The scheduler as a person chasing a missing update wants it: its label and type, whether a turn is
+    /// asked for, how many turns have run and when the last began, and the contexts waiting on it with the
+    /// modes they wait for. Any thread (contexts listed on the scheduler's own thread show only there).
+    public var debugDescription: String {
+        var text = statusLine
         let lines = waitingClients().map { client, modes in
             let label = client.diagnosticLabel?.string ?? "(unlabelled)"
             guard let modes else { return "waiting: \(label)" }

@@ -56,10 +56,8 @@ public final class ManualScheduler: CoalescingScheduler, @unchecked Sendable {
         line: UInt = #line
     ) {
         self.commonModes = commonModes.union([.default])
-        super.init(label: DiagnosticLabel(label, file: file, line: line), turnThread: .creator)
+        super.init(label: DiagnosticLabel(label, file: file, line: line), turnThread: .creatorForMain)
     }
-
-    public override var isMainThreadScheduler: Bool { true }
 
     package override func now() -> UInt64 {
         clock.withLock { $0 }

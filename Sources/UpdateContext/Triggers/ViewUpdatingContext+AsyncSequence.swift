@@ -96,10 +96,10 @@ extension ViewUpdatingContext {
     public func requestUpdates<S: AsyncSequence & Sendable>(
         from sequence: S, transaction: UpdateTransaction, file: StaticString = #fileID, line: UInt = #line
     ) -> UpdateSubscription {
-        let renewal = CompletionRenewal(transaction)
+        let renewable = transaction.withRenewableCompletions
         let site = RequestSite(file: file, line: line)
         return subscribe(to: sequence) { storage in
-            renewal.request(on: storage, site: site)
+            storage.requestFromOutside(renewable, site: site)
         }
     }
 

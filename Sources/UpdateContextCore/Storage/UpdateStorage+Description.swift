@@ -46,7 +46,7 @@ extension UpdateStorage {
             lines.append(isUpdatePending ? "update pending" : "no update pending")
             if suspended { lines.append("suspended") }
         }
-        lines.append(withScheduler(schedulerLine))
+        lines.append("scheduler " + withScheduler { $0.statusLine })
         let updaters = updaterCount
         if updaters > 0 {
             lines.append("\(updaters) updater\(updaters == 1 ? "" : "s")")
@@ -73,24 +73,5 @@ extension UpdateStorage {
             lines.append(line)
         }
         return lines.joined(separator: "\n  ")
-    }
-
-    private func schedulerLine(_ scheduler: CoalescingScheduler) -> String {
-        var line = "scheduler \(type(of: scheduler)) \"\(scheduler.label)\": "
-        if let seconds = scheduler.secondsSinceLastTurn {
-            line += String(format: "last turned %.3f s ago", seconds)
-            if scheduler.isTurnOverdue {
-                line += "; a turn asked for more than a second ago has not begun. " + scheduler.stallAdvice
-            }
-        } else if !scheduler.hasRequestedTurn {
-            // Nothing asked it to turn yet (a context that has delivered at once, or is suspended): no advice.
-            line += "it has not turned yet, and no turn is asked for"
-        } else if scheduler.isTurnOverdue {
-            line += "it has never turned, and a turn asked for more than a second ago has not begun. "
-            line += scheduler.stallAdvice
-        } else {
-            line += "it has not turned yet; a turn is asked for"
-        }
-        return line
     }
 }

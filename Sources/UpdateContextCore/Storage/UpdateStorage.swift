@@ -674,12 +674,6 @@ extension UpdateStorage {
         withExtendedLifetime(scheduler) { request(transaction, site: site) }
     }
 
-    /// ``requestFromOutside(_:site:)`` for a caller in another product, named by its line.
-    package func requestFromOutside(_ transaction: UpdateTransaction, file: StaticString = #fileID, line: UInt = #line)
-    {
-        requestFromOutside(transaction, site: RequestSite(file: file, line: line))
-    }
-
     package func updateIfNeeded(file: StaticString, line: UInt) {
         guard
             isOnSchedulerThreadOrReport(
@@ -710,7 +704,7 @@ extension UpdateStorage {
     /// `true`, `update()`), even one that changed nothing because an update was already pending: every request
     /// counts itself for the delivery that absorbs it — applied at once, or in the inbox while updaters run — and
     /// a delivery begins with a new number. Main thread.
-    func requestsMade(during body: () -> Void) -> Bool {
+    package func requestsMade(during body: () -> Void) -> Bool {
         requireMainThread("animateWithFlushedUpdates(using:_:)")
         drainInboxIfNeeded()
         let before = (machine.diagnostics.absorbed, machine.deliverySerial, inboxCount)

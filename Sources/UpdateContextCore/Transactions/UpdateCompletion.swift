@@ -31,7 +31,7 @@ public enum UpdateCompletion: Sendable, Hashable {
 /// have run and every animation started through ``UpdateTransaction/animate(_:)`` has ended. Main thread.
 // @unchecked Sendable: it travels inside `UpdateTransaction` values, but it is only touched on the main
 // thread (the scheduler's thread), where deliveries run and platform animations complete.
-final class CompletionGroup: @unchecked Sendable {
+package final class CompletionGroup: @unchecked Sendable {
     private var completions: [CompletionBox]
     private var outstanding = 1  // the delivery itself, until its updaters have run
     private var finished = true
@@ -41,12 +41,12 @@ final class CompletionGroup: @unchecked Sendable {
     }
 
     /// An animation started.
-    func enter() {
+    package func enter() {
         outstanding += 1
     }
 
     /// An animation (or the delivery's updaters) ended; the last one releases the completions as shown.
-    func leave(finished: Bool = true) {
+    package func leave(finished: Bool = true) {
         if !finished { self.finished = false }
         outstanding -= 1
         if outstanding == 0 { complete(.shown(finished: self.finished)) }
@@ -61,28 +61,10 @@ final class CompletionGroup: @unchecked Sendable {
     }
 }
 
-/// One transaction requested again and again by a subscription (an async sequence's elements): its
-/// completions are renewable copies (``CompletionBox/init(renewing:)``), each called once
-/// per delivery that shows one or more of those requests — decided by the delivery, on the main thread, not
-/// by when an element's request was made: a request still on its way when a delivery shows the ones before
-/// it is shown, and told, by a delivery of its own.
-package final class CompletionRenewal: Sendable {
-    private let transaction: UpdateTransaction
-
-    package init(_ transaction: UpdateTransaction) {
-        self.transaction = transaction.withRenewableCompletions
-    }
-
-    /// Requests on `storage` with the transaction (and so with the renewable completions).
-    package func request(on storage: UpdateStorage, site: RequestSite) {
-        storage.requestFromOutside(transaction, site: site)
-    }
-}
-
 /// One completion, with an identity (see ``UpdateTransaction/completions``) and a count of the requests
 /// that hold it: it runs once, when the last holder lets go, with what their requests came to.
 ///
-/// A renewable one (a subscription's, ``CompletionRenewal``) is never spent: it runs once per delivery that
+/// A renewable one (a subscription's: ``UpdateTransaction/withRenewableCompletions``) is never spent: it runs once per delivery that
 /// shows (or drops for want of updaters) a request holding it, as that delivery ends, and the requests that
 /// still hold it — made meanwhile, waiting for a later delivery — start its next run; a request dropped with
 /// its context tells it once the last holder lets go.
@@ -132,7 +114,7 @@ final class CompletionBox: Sendable {
         renews = false
     }
 
-    /// A renewable box for the same completion (see ``CompletionRenewal``).
+    /// A renewable box for the same completion (see ``UpdateTransaction/withRenewableCompletions``).
     init(renewing box: CompletionBox) {
         call = box.call
         renews = true

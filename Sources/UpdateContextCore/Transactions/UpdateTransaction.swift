@@ -57,7 +57,7 @@ public struct UpdateTransaction: Sendable, CustomStringConvertible {
 
     /// For the transaction a delivery hands its updaters: what ``animate(_:)`` tells when an animation it
     /// started ends, so that the completions wait for it.
-    var group: CompletionGroup?
+    package var group: CompletionGroup?
 
     /// A transaction with `animation` (`nil`: not animated).
     public init(animation: UpdateAnimation? = nil) {
@@ -201,8 +201,12 @@ public struct UpdateTransaction: Sendable, CustomStringConvertible {
         claimingCompletions().tellDropped(reason)
     }
 
-    /// The same transaction with renewable copies of its completions (``CompletionRenewal``).
-    var withRenewableCompletions: UpdateTransaction {
+    /// The same transaction with renewable copies of its completions: for one transaction requested again and
+    /// again by a subscription (an async sequence's elements), each completion is called once per delivery that
+    /// shows one or more of those requests — decided by the delivery, on the main thread, not by when an
+    /// element's request was made: a request still on its way when a delivery shows the ones before it is shown,
+    /// and told, by a delivery of its own.
+    package var withRenewableCompletions: UpdateTransaction {
         var copy = self
         copy.completions = completions.map { CompletionBox(renewing: $0) }
         return copy

@@ -135,8 +135,8 @@ final class TrackedUpdater: Observable, Sendable {
         var writeBack = false
         /// A change was heard off the delivering thread: one more delivery after the next.
         var followUp = false
-        var reportedOffMain = false
-        /// Debug builds: off-main changes heard since the last report, and when that was (the scheduler's clock).
+        /// Off-main changes heard since the last report, and when that was (the scheduler's clock in debug
+        /// builds, 0 in release builds), if one was made.
         var offMainCount = 0
         var offMainReportedAt: UInt64?
         var reportedWriteBack = false
@@ -340,15 +340,11 @@ final class TrackedUpdater: Observable, Sendable {
     /// first one only, debug builds every one, counted, at most once a second (`now`: the scheduler's clock).
     private static func offMainChangesToReport(_ state: inout State, now: UInt64?) -> Int {
         state.offMainCount += 1
-        guard let now else {
-            // Release builds (or a context gone: no clock): the first one, once.
-            if state.reportedOffMain { return 0 }
-            state.reportedOffMain = true
-            return 1
+        // Without a clock (release builds, a context gone), never again; with one, a second later.
+        if let last = state.offMainReportedAt, now.map({ $0 &- last < UpdateDiagnostics.reportInterval }) ?? true {
+            return 0
         }
-        if let last = state.offMainReportedAt, now &- last < UpdateDiagnostics.reportInterval { return 0 }
-        state.offMainReportedAt = now
-        state.reportedOffMain = true
+        state.offMainReportedAt = now ?? 0
         defer { state.offMainCount = 0 }
         return state.offMainCount
     }

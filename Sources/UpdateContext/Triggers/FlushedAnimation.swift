@@ -1,4 +1,5 @@
 import CoalescingRuntime
+import UpdateContextCore
 
 extension ViewUpdatingContext {
     /// Animates `changes` and only them, the way UIKit 26's `.flushUpdates` animation option does, from
@@ -104,6 +105,48 @@ extension ViewUpdatingContext {
                 line: line)
         }
         updateIfNeeded(file: file, line: line)
+    }
+}
+
+extension ViewUpdatingContext {
+    /// ``animateWithFlushedUpdates(using:file:line:_:)`` with a transaction instead of an animator: what was
+    /// requested before is delivered now, outside the animation; then `changes` run, and what they
+    /// requested is delivered at once with `transaction` — its updaters animate through it
+    /// (``animateChanges(_:)``, ``UpdateTransaction/animate(_:)``) — and its completions run after that
+    /// animation. When the first step cannot deliver (suspended, or inside an updater), what `changes`
+    /// request is applied after the earlier requests, and a request with `transaction` after that, as the
+    /// rules keep them. When
+    /// `changes` request nothing, the completions are told at once that nothing was shown
+    /// (``UpdateCompletion/DropReason/nothingRequested``).
+    ///
+    /// ```swift
+    /// import Foundation
+    /// import UpdateContext
+    ///
+    /// final class Model { var isExpanded = false }
+    /// let updateContext = ViewUpdatingContext()
+    /// let model = Model()
+    /// updateContext.animateWithFlushedUpdates(transaction: UpdateTransaction(animation: .easeInOut(duration: 0.3))) {
+    ///     model.isExpanded = true
+    ///     updateContext.setNeedsUpdate()
+    /// }
+    /// ```
+    ///
+    /// Main thread: called elsewhere it stops the program, in every build, naming the caller's line.
+    public func animateWithFlushedUpdates(
+        transaction: UpdateTransaction, file: StaticString = #fileID, line: UInt = #line,
+        _ changes: () -> Void
+    ) {
+        withoutActuallyEscaping(changes) { changes in
+            flushingEarlierUpdates(
+                "animateWithFlushedUpdates(transaction:_:)", file: file, line: line, in: { $0() }, changes,
+                request: { [self] kept in
+                    kept
+                        ? setNeedsUpdate(transaction: transaction)
+                        : update(transaction: transaction, file: file, line: line)
+                },
+                nothingRequested: { transaction.tellUnrequestedDropped(.nothingRequested) })
+        }
     }
 }
 
