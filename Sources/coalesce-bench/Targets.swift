@@ -72,6 +72,12 @@ extension Bench {
                     figure: "updateView tracked vs untracked (per delivery)", target: "≤ 1.5×",
                     measured: ratio(trackedUpdateViewRatio), met: trackedUpdateViewRatio <= 1.5))
         }
+        if let scopeEntryRatio {
+            report.targets.append(
+                Target(
+                    figure: "animated scope entry, nothing pending, vs a plain request (dirty context)",
+                    target: "≤ 150×", measured: String(format: "%.0f×", scopeEntryRatio), met: scopeEntryRatio <= 150))
+        }
         if let releasedTrackedExtraBytes {
             report.targets.append(
                 Target(
