@@ -82,7 +82,7 @@ public final class StateUpdatingContext<State: Equatable> {
     public var state: State {
         get { storage.withLock { $0.state } }
         // A setter cannot see its caller's line: diagnostics name the property.
-        set { modify(animated: nil, site: RequestSite(.described("StateUpdatingContext.state")), { $0 = newValue }) }
+        set { modify(animated: nil, site: RequestSite(.named("StateUpdatingContext.state")), { $0 = newValue }) }
     }
 
     /// Changes the state; requests one render if the result differs from the state before.

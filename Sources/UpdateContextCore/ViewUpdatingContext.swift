@@ -66,7 +66,9 @@ public final class ViewUpdatingContext: Sendable {
 
     /// For `@ViewInvalidating(.update)`: a request that diagnostics name by the property's owner.
     package func setNeedsUpdate(animated: Bool?, invalidating owner: any ViewUpdating) {
-        storage.setNeedsUpdate(animated, owner: owner, site: RequestSite(.invalidation(owner: type(of: owner))))
+        storage.setNeedsUpdate(
+            animated, owner: owner,
+            site: RequestSite(.named("@ViewInvalidating(.update) property of \(type(of: owner))")))
     }
 
     /// For the other products' property wrappers: see `UpdateStorage.flushBeforeChange(_:)`.

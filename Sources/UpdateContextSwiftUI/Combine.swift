@@ -201,7 +201,8 @@ private final class PublisherTrigger<Input, Failure: Error>: Subscriber, LinkedR
 
     func receive(_ input: Input) -> Subscribers.Demand {
         if !state.withLock({ $0.isCancelled || $0.isFinished }) {
-            storage.setNeedsUpdateFromOutside(animated, site: RequestSite(.publisher))
+            storage.setNeedsUpdateFromOutside(
+                animated, site: RequestSite(.named("a value of a publisher passed to requestUpdates(from:)")))
         }
         return .none
     }

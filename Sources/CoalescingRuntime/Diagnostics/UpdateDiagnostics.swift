@@ -118,6 +118,14 @@ public enum UpdateDiagnostics {
         let box = current.withLock { $0.box }
         box.handler(report)
     }
+
+    /// Hands a report of `kind` about `label` to the handler (see ``emit(_:)``).
+    package static func emit(
+        _ kind: Report.Kind, label: String, message: String, callSite: Report.CallSite? = nil,
+        duration: TimeInterval? = nil
+    ) {
+        emit(Report(kind: kind, label: label, message: message, callSite: callSite, duration: duration))
+    }
 }
 
 extension UpdateDiagnostics {
@@ -207,6 +215,11 @@ extension UpdateDiagnostics {
             /// A call site on the calling thread.
             package init(file: StaticString, line: UInt) {
                 self.init(file: "\(file)", line: line, thread: Self.currentThread)
+            }
+
+            /// A site with no line, on the calling thread: `what` says what it was.
+            package static func named(_ what: String) -> CallSite {
+                CallSite(file: what, line: 0, thread: currentThread)
             }
 
             /// The calling thread, as reports name it.

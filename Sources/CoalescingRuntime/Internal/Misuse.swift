@@ -36,8 +36,7 @@ package enum Misuse {
         if UpdateDiagnostics.stopsAtMisuseInDebugBuilds { assertionFailure(message, file: file, line: line) }
         // Release builds (assertionFailure does nothing there), and tests: say so; the caller recovers.
         UpdateDiagnostics.emit(
-            UpdateDiagnostics.Report(
-                kind: .misuse, label: label, message: message + " (recovered)",
-                callSite: UpdateDiagnostics.Report.CallSite(file: file, line: line)))
+            .misuse, label: label, message: message + " (recovered)",
+            callSite: UpdateDiagnostics.Report.CallSite(file: file, line: line))
     }
 }

@@ -580,12 +580,11 @@ extension CoalescingScheduler: CustomDebugStringConvertible {
         let shown = names.prefix(8).map { "\"\($0)\"" }.joined(separator: ", ")
         let more = names.count > 8 ? " and \(names.count - 8) more" : ""
         UpdateDiagnostics.emit(
-            UpdateDiagnostics.Report(
-                kind: .slowTurn, label: label,
-                message: "a turn took \(UpdateDiagnostics.milliseconds(nanoseconds)) ms, longer than a frame (16 ms): "
-                    + "frames are dropped while it runs. It served \(shown)\(more); one of their updaters (or a "
-                    + "completion, or what their requests ran) was slow. Move the slow work off the main thread.",
-                duration: Double(nanoseconds) / 1e9))
+            .slowTurn, label: label,
+            message: "a turn took \(UpdateDiagnostics.milliseconds(nanoseconds)) ms, longer than a frame (16 ms): "
+                + "frames are dropped while it runs. It served \(shown)\(more); one of their updaters (or a "
+                + "completion, or what their requests ran) was slow. Move the slow work off the main thread.",
+            duration: Double(nanoseconds) / 1e9)
     }
 
     /// Whether a turn has been asked for and has not begun for more than a second (any thread): measured from
@@ -608,9 +607,8 @@ extension CoalescingScheduler: CustomDebugStringConvertible {
         let waiting = queue.withLock { queue in queue.waiting.prefix(3).compactMap { $0.diagnosticLabel?.string } }
         let whose = waiting.isEmpty ? "" : " (\(waiting.map { "\"\($0)\"" }.joined(separator: ", ")) waiting)"
         UpdateDiagnostics.emit(
-            UpdateDiagnostics.Report(
-                kind: .schedulerNotTurning, label: label,
-                message: "a turn asked for more than a second ago has not begun\(whose). " + stallAdvice))
+            .schedulerNotTurning, label: label,
+            message: "a turn asked for more than a second ago has not begun\(whose). " + stallAdvice)
     }
 
     /// What to do when this scheduler does not turn.

@@ -52,12 +52,11 @@ final class PropertiesPassBinding: Sendable {
             request()
         } else if let unboundLabel {
             UpdateDiagnostics.emit(
-                UpdateDiagnostics.Report(
-                    kind: .unboundPropertiesPass, label: unboundLabel.string,
-                    message: "a context made with makeForUpdatePropertiesPass() was never bound to its view: "
-                        + "updates are delivered from the main queue, outside UIKit's update-properties pass. "
-                        + "Call startUpdatingView() from the view or view controller it updates (which binds it), "
-                        + "or deliverInUpdateProperties(of:) with that view."))
+                .unboundPropertiesPass, label: unboundLabel.string,
+                message: "a context made with makeForUpdatePropertiesPass() was never bound to its view: "
+                    + "updates are delivered from the main queue, outside UIKit's update-properties pass. "
+                    + "Call startUpdatingView() from the view or view controller it updates (which binds it), "
+                    + "or deliverInUpdateProperties(of:) with that view.")
         }
     }
 
@@ -73,12 +72,11 @@ final class PropertiesPassBinding: Sendable {
         }
         guard let label else { return }
         UpdateDiagnostics.emit(
-            UpdateDiagnostics.Report(
-                kind: .missedPropertiesPass, label: label.string,
-                message: "a context bound to UIKit's update-properties pass was delivered from the main queue while "
-                    + "its view was in a window: its updateProperties() did not deliver. Override updateProperties() "
-                    + "in the view or view controller and call updateViewIfNeeded() (or the context's "
-                    + "updateIfNeeded()) after super.updateProperties()."))
+            .missedPropertiesPass, label: label.string,
+            message: "a context bound to UIKit's update-properties pass was delivered from the main queue while "
+                + "its view was in a window: its updateProperties() did not deliver. Override updateProperties() "
+                + "in the view or view controller and call updateViewIfNeeded() (or the context's "
+                + "updateIfNeeded()) after super.updateProperties().")
     }
 }
 

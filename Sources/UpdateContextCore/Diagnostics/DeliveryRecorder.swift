@@ -91,14 +91,13 @@ extension UpdateStorage {
         else { return }
         machine.diagnostics.bits.insert(.loopReported)
         UpdateDiagnostics.emit(
-            UpdateDiagnostics.Report(
-                kind: .updateLoop, label: label.string,
-                message: "requested again from inside its own delivery in \(DiagnosticsThresholds.loopCycles) "
-                    + "consecutive cycles: an updater changes state that requests an update, so the context "
-                    + "delivers every cycle and keeps the CPU busy. Make the updater only read state (or "
-                    + "compare before assigning); for per-frame work, use a frame-paced scheduler "
-                    + "(.framePaced, in NotificationCoalescing and UpdateContext).",
-                callSite: site.callSite))
+            .updateLoop, label: label.string,
+            message: "requested again from inside its own delivery in \(DiagnosticsThresholds.loopCycles) "
+                + "consecutive cycles: an updater changes state that requests an update, so the context "
+                + "delivers every cycle and keeps the CPU busy. Make the updater only read state (or "
+                + "compare before assigning); for per-frame work, use a frame-paced scheduler "
+                + "(.framePaced, in NotificationCoalescing and UpdateContext).",
+            callSite: site.callSite)
     }
 
     /// A delivery timed on its own took `nanoseconds` (ending at `now`), longer than a frame: names the context,
@@ -106,12 +105,11 @@ extension UpdateStorage {
     func noteSlowDelivery(nanoseconds: UInt64, at now: UInt64) {
         guard nameForSlowReport(at: now) != nil else { return }
         UpdateDiagnostics.emit(
-            UpdateDiagnostics.Report(
-                kind: .slowUpdater, label: label.string,
-                message: "a delivery outside a turn took \(UpdateDiagnostics.milliseconds(nanoseconds)) ms, longer "
-                    + "than a frame (16 ms): frames are dropped while it runs. Move the slow work off the main "
-                    + "thread, or out of the updater.",
-                duration: Double(nanoseconds) / 1e9))
+            .slowUpdater, label: label.string,
+            message: "a delivery outside a turn took \(UpdateDiagnostics.milliseconds(nanoseconds)) ms, longer "
+                + "than a frame (16 ms): frames are dropped while it runs. Move the slow work off the main "
+                + "thread, or out of the updater.",
+            duration: Double(nanoseconds) / 1e9)
     }
 
     /// What a slow report calls this context, unless one named it less than a second before `now`; counts as a
@@ -155,13 +153,12 @@ extension UpdateStorage {
         guard isUpdatePending else { return }
         let suspended = cvu_bits_load(flags + Self.scheduledFlag) & Published.suspended != 0
         UpdateDiagnostics.emit(
-            UpdateDiagnostics.Report(
-                kind: .releasedWithPendingUpdate, label: label.string,
-                message: suspended
-                    ? "released while suspended, with an update pending: that update is never delivered. Look for a "
-                        + "suspend() without its resume(), or call updateIfNeeded() after the last resume()."
-                    : "released with an update pending: that update is never delivered. If the view must show the "
-                        + "last state, call updateIfNeeded() before letting the context go."))
+            .releasedWithPendingUpdate, label: label.string,
+            message: suspended
+                ? "released while suspended, with an update pending: that update is never delivered. Look for a "
+                    + "suspend() without its resume(), or call updateIfNeeded() after the last resume()."
+                : "released with an update pending: that update is never delivered. If the view must show the "
+                    + "last state, call updateIfNeeded() before letting the context go.")
     }
 
     /// A request reached the context while it is suspended (main thread: a suspended context takes no fast path,
@@ -174,11 +171,10 @@ extension UpdateStorage {
         }
         machine.diagnostics.bits.insert(.suspendReported)
         UpdateDiagnostics.emit(
-            UpdateDiagnostics.Report(
-                kind: .unbalancedSuspend, label: label.string,
-                message: "requested while suspended for more than a second: nothing is delivered until every "
-                    + "suspend() has its resume(). If the view is off screen on purpose, this is expected; "
-                    + "otherwise look for a suspend() without its resume()."))
+            .unbalancedSuspend, label: label.string,
+            message: "requested while suspended for more than a second: nothing is delivered until every "
+                + "suspend() has its resume(). If the view is off screen on purpose, this is expected; "
+                + "otherwise look for a suspend() without its resume().")
     }
 
     /// A `ViewUpdating` object requests through this context, and neither it connected nor a request of it was
@@ -206,11 +202,10 @@ extension UpdateStorage {
         else { return }
         machine.diagnostics.bits.insert(.nothingConnectedReported)
         UpdateDiagnostics.emit(
-            UpdateDiagnostics.Report(
-                kind: .nothingConnected, label: label.string,
-                message: "its requests reach no updater: the ViewUpdating object that owns it has not called "
-                    + "startUpdatingView(), so updateView(animated:) is never called. Call startUpdatingView() "
-                    + "once the views exist (viewDidLoad, or the end of init)."))
+            .nothingConnected, label: label.string,
+            message: "its requests reach no updater: the ViewUpdating object that owns it has not called "
+                + "startUpdatingView(), so updateView(animated:) is never called. Call startUpdatingView() "
+                + "once the views exist (viewDidLoad, or the end of init).")
     }
 }
 

@@ -15,21 +15,15 @@ package struct RequestSite: Sendable {
         /// the wrapper's storage, `_name`, which the runtime describes by name; the wrapped property's is a
         /// computed one, described by address).
         case property(owner: Any.Type, path: AnyKeyPath, wrapper: StaticString = "@NeedsUpdate")
-        /// Another setter of the library's, described (`StateUpdatingContext.state`).
-        case described(StaticString)
-        /// A `@ViewInvalidating(.update)` property of `owner`, set.
-        case invalidation(owner: Any.Type)
-        /// A value of a Combine publisher passed to `requestUpdates(from:)`.
-        case publisher
-        /// A change to an `@Observable` value that a tracked updater read: a request of the user's code,
-        /// made for it by the library.
-        case trackedChange
+        /// Another setter of the library's, or the library requesting for the user, described: the
+        /// `StateUpdatingContext.state` setter, a `@ViewInvalidating(.update)` property, a publisher's value, a
+        /// change to an `@Observable` value that a tracked updater read, or a tracked updater that changed, while
+        /// it ran, a value it had read (a write-back: the context requesting itself, as a `@NeedsUpdate`
+        /// property set in `updateView` does).
+        case named(String)
         /// The library's own follow-up (a tracked updater's extra delivery after a change made on another
         /// thread): never counted as the context requesting itself.
         case followUp
-        /// A tracked updater (`updater` names it) changed, while it ran, an `@Observable` value it had read:
-        /// the context requesting itself, as a `@NeedsUpdate` property set in `updateView` does.
-        case writeBack(updater: String)
         /// A call site already taken (where a request made on another thread was made); boxed, so that the
         /// other origins, on every request's path, stay small.
         indirect case recorded(UpdateDiagnostics.Report.CallSite)
@@ -49,30 +43,13 @@ package struct RequestSite: Sendable {
     /// The site as reports show it, on the calling thread.
     var callSite: UpdateDiagnostics.Report.CallSite {
         switch origin {
-        case .code(let file, let line):
-            return UpdateDiagnostics.Report.CallSite(file: file, line: line)
+        case .code(let file, let line): UpdateDiagnostics.Report.CallSite(file: file, line: line)
         case .property(let owner, let path, let wrapper):
-            return Self.named(Self.propertyName(owner: owner, path: path, wrapper: "\(wrapper)"))
-        case .described(let text):
-            return Self.named("\(text)")
-        case .invalidation(let owner):
-            return Self.named("@ViewInvalidating(.update) property of \(owner)")
-        case .publisher:
-            return Self.named("a value of a publisher passed to requestUpdates(from:)")
-        case .trackedChange:
-            return Self.named("a change to an @Observable value a tracked updater read")
-        case .followUp:
-            return Self.named("the follow-up of a tracked change heard on another thread")
-        case .writeBack(let updater):
-            return Self.named("\(updater), which changed an @Observable value it read")
-        case .recorded(let site):
-            return site
+            .named(Self.propertyName(owner: owner, path: path, wrapper: "\(wrapper)"))
+        case .named(let what): .named(what)
+        case .followUp: .named("the follow-up of a tracked change heard on another thread")
+        case .recorded(let site): site
         }
-    }
-
-    /// A site with no line (0): `what` names it, on the calling thread.
-    private static func named(_ what: String) -> UpdateDiagnostics.Report.CallSite {
-        UpdateDiagnostics.Report.CallSite(file: what, line: 0, thread: UpdateDiagnostics.Report.CallSite.currentThread)
     }
 
     /// `@NeedsUpdate ProfileViewController.name`: the storage key path's description (`\Type._name`) without

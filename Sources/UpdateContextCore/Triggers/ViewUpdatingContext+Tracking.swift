@@ -242,7 +242,8 @@ final class TrackedUpdater: Observable, Sendable {
         guard writeBack || followUp, isRegistered else { return }
         if writeBack {
             if report { reportWriteBack() }
-            storage.setNeedsUpdateFromOutside(nil, site: RequestSite(.writeBack(updater: name)))
+            storage.setNeedsUpdateFromOutside(
+                nil, site: RequestSite(.named("\(name), which changed an @Observable value it read")))
         }
         if followUp { storage.setNeedsUpdateFromOutside(nil, site: RequestSite(.followUp)) }
     }
@@ -291,8 +292,9 @@ final class TrackedUpdater: Observable, Sendable {
         }
         guard case .change(let children, let offMainChanges) = firing else { return }
         if offMainChanges > 0 { reportOffMainThread(changes: offMainChanges) }
-        storage.setNeedsUpdateFromOutside(nil, site: RequestSite(.trackedChange))
-        for case let child? in children.map(\.updater) { child.requestIfRegistered(site: RequestSite(.trackedChange)) }
+        let site = RequestSite(.named("a change to an @Observable value a tracked updater read"))
+        storage.setNeedsUpdateFromOutside(nil, site: site)
+        for case let child? in children.map(\.updater) { child.requestIfRegistered(site: site) }
     }
 
     /// A tracked updater delivered inside this updater's run: a change to what it read requests it too.
@@ -327,13 +329,11 @@ final class TrackedUpdater: Observable, Sendable {
 
     private func reportWriteBack() {
         UpdateDiagnostics.emit(
-            UpdateDiagnostics.Report(
-                kind: .writeBack, label: storage.label.string,
-                message: "\(name) changed an @Observable value it read while it ran (a write-back): it was "
-                    + "delivered again to show the value. Change state outside updateView: a write-back in the "
-                    + "first delivery, or in one that a tracked change caused, is not heard.",
-                callSite: UpdateDiagnostics.Report.CallSite(
-                    file: name, line: 0, thread: UpdateDiagnostics.Report.CallSite.currentThread)))
+            .writeBack, label: storage.label.string,
+            message: "\(name) changed an @Observable value it read while it ran (a write-back): it was "
+                + "delivered again to show the value. Change state outside updateView: a write-back in the "
+                + "first delivery, or in one that a tracked change caused, is not heard.",
+            callSite: .named(name))
     }
 
     /// One more off-main change heard (under the state's lock): how many to report now — release builds the
@@ -352,15 +352,12 @@ final class TrackedUpdater: Observable, Sendable {
     private func reportOffMainThread(changes: Int) {
         let count = changes == 1 ? "" : " (\(changes) changes since the last report)"
         UpdateDiagnostics.emit(
-            UpdateDiagnostics.Report(
-                kind: .trackedChangeOffMainThread, label: storage.label.string,
-                message: "\(name) read an @Observable value that was changed off the main thread\(count). Observation "
-                    + "reports a change before the new value is stored, so a delivery may show the value before "
-                    + "it, and nothing tells the library when it is stored: make tracked changes on the main actor, "
-                    + "or call setNeedsUpdate() on the context after the change (both on the changing thread).",
-                callSite: UpdateDiagnostics.Report.CallSite(
-                    file: "a change on another thread", line: 0, thread: UpdateDiagnostics.Report.CallSite.currentThread
-                )))
+            .trackedChangeOffMainThread, label: storage.label.string,
+            message: "\(name) read an @Observable value that was changed off the main thread\(count). Observation "
+                + "reports a change before the new value is stored, so a delivery may show the value before "
+                + "it, and nothing tells the library when it is stored: make tracked changes on the main actor, "
+                + "or call setNeedsUpdate() on the context after the change (both on the changing thread).",
+            callSite: .named("a change on another thread"))
     }
 
     // The sentinel: two properties of the updater's own, one per generation's parity. Changing one fires (and so
