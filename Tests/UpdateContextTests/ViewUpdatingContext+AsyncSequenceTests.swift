@@ -171,4 +171,76 @@ final class AsyncSequenceTriggerTests: XCTestCase {
         waitUntil { context.runningSubscriptions == 0 }
         XCTAssertEqual(context.runningSubscriptions, 0)
     }
+
+    /// An element whose request races the context's release never touches the scheduler after the release let it
+    /// go: the request holds the scheduler for its call (here a scheduler of the app's own, owned by its one
+    /// context). The scheduler pauses the request inside its first check while the test releases the context.
+    func testAnElementRacingTheContextsReleaseHoldsItsSchedulerForTheRequest() {
+        let scheduler = PausingScheduler()
+        var context: ViewUpdatingContext? = ViewUpdatingContext(label: "fed", scheduler: scheduler, refreshEvents: [])
+        weak let freed = scheduler
+        _ = consume scheduler
+        context?.onUpdate { _ in }
+        let afterFirst = DispatchSemaphore(value: 0)
+        PausingScheduler.pauses.withLock { $0 = true }
+        let subscription = context?.requestUpdates(from: OneElement(afterFirst: afterFirst))
+        XCTAssertEqual(PausingScheduler.reached.wait(timeout: .now() + 10), .success, "the request began")
+        context = nil  // the screen goes, and with it the only other holder of its scheduler
+        PausingScheduler.resume.signal()
+        XCTAssertEqual(afterFirst.wait(timeout: .now() + 10), .success, "the request returned")
+        XCTAssertFalse(PausingScheduler.usedAfterFree.withLock { $0 }, "the request used the scheduler after it went")
+        waitUntil { freed == nil }
+        XCTAssertNil(freed, "the request let the scheduler go")
+        withExtendedLifetime(subscription) {}
+    }
+}
+
+/// A scheduler of the app's own, which the main thread turns: its `isCurrent`, asked from another thread, pauses
+/// once when told, so that a test can release the context at that point.
+private final class PausingScheduler: CoalescingScheduler, @unchecked Sendable {
+    // @unchecked Sendable: no state of its own; the static ones are locked or semaphores.
+    static let pauses = NotificationCoalescing.Locked(false)
+    static let usedAfterFree = NotificationCoalescing.Locked(false)
+    static let reached = DispatchSemaphore(value: 0)
+    static let resume = DispatchSemaphore(value: 0)
+    static let isFreed = NotificationCoalescing.Locked(false)
+
+    override var isMainThreadScheduler: Bool { true }
+    override var isCurrent: Bool {
+        if Thread.isMainThread { return true }
+        if Self.isFreed.withLock({ $0 }) { Self.usedAfterFree.withLock { $0 = true } }
+        if Self.pauses.withLock({ pause in
+            defer { pause = false }
+            return pause
+        }) {
+            Self.reached.signal()
+            Self.resume.wait()
+        }
+        return false
+    }
+
+    deinit {
+        Self.isFreed.withLock { $0 = true }
+    }
+}
+
+/// One element, then the end: the second `next()` says that the element's request has returned.
+private struct OneElement: AsyncSequence, Sendable {
+    let afterFirst: DispatchSemaphore
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let afterFirst: DispatchSemaphore
+        var given = false
+
+        mutating func next() async -> Void? {
+            if given {
+                afterFirst.signal()
+                return nil
+            }
+            given = true
+            return ()
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(afterFirst: afterFirst) }
 }

@@ -106,7 +106,7 @@ extension ViewUpdatingContext {
     private func subscribe<S: AsyncSequence & Sendable>(
         to sequence: S, animated: Bool?, site: RequestSite
     ) -> UpdateSubscription {
-        subscribe(to: sequence) { $0.setNeedsUpdate(animated, site: site) }
+        subscribe(to: sequence) { $0.setNeedsUpdateFromOutside(animated, site: site) }
     }
 
     /// Follows `sequence` on a task of its own: each element makes `request` on the storage, until the
