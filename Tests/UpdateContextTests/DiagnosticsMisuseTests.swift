@@ -88,6 +88,25 @@ final class DiagnosticsMisuseTests: XCTestCase {
         XCTAssertTrue(badge.updateContext.debugDescription.contains("1 updater"), badge.updateContext.debugDescription)
     }
 
+    /// An owner whose changes all come from a background producer is reported too: the request carries its owner
+    /// through the inbox, seen on the main thread when the turn applies it.
+    @MainActor func testAForgottenStartUpdatingViewIsReportedWhenItsChangesComeFromAnotherThread() {
+        let badge = Badge(label: "fed elsewhere", scheduler: scheduler)
+        nonisolated(unsafe) let owner = badge
+        for value in 1...3 {
+            onAnotherThread { owner.count = value }
+            scheduler.turn()  // requested and delivered to nobody
+        }
+        XCTAssertEqual(badge.renders, 0)
+        XCTAssertEqual(recorder.reports(label: "fed elsewhere", kind: .nothingConnected).count, 1, "\(recorder.all)")
+        badge.startUpdatingView()
+        XCTAssertEqual(badge.renders, 1, "the first render, at once")
+        onAnotherThread { owner.count = 4 }
+        scheduler.turn()
+        XCTAssertEqual(badge.renders, 2)
+        XCTAssertEqual(recorder.reports(label: "fed elsewhere", kind: .nothingConnected).count, 1, "once")
+    }
+
     /// An owner that connected once and then removed its updaters, and a context no `ViewUpdating` object
     /// requests through, are not reported when a delivery reaches no updater: only a `startUpdatingView()` never
     /// called is.
@@ -175,6 +194,30 @@ final class DiagnosticsMisuseTests: XCTestCase {
         XCTAssertEqual(recorder.reports(label: scheduler.label, kind: .schedulerNotTurning).count, 1, "once")
         scheduler.turn()
         XCTAssertFalse(scheduler.debugDescription.contains("has not begun"), scheduler.debugDescription)
+    }
+
+    /// A background producer feeding one screen while the main thread does not turn (Swift Testing on Linux, an
+    /// async main): only its first request lists the context, and every later one still looks at the clock, so
+    /// the late turn is reported by the producer's next request.
+    func testALateTurnIsNoticedByAnotherThreadsRequestOnAContextAlreadyWaiting() {
+        let context = ViewUpdatingContext(label: "fed", scheduler: scheduler, refreshEvents: [])
+        var shown: [Int] = []
+        let value = NotificationCoalescing.Locked(0)
+        context.onUpdate { _ in shown.append(value.withLock { $0 }) }
+        onAnotherThread {
+            value.withLock { $0 = 1 }
+            context.setNeedsUpdate()  // lists the context, asks for the turn
+        }
+        scheduler.advanceClock(by: 2)
+        onAnotherThread {
+            value.withLock { $0 = 2 }
+            context.setNeedsUpdate(animated: true)  // the context waits already
+        }
+        XCTAssertEqual(recorder.reports(label: scheduler.label, kind: .schedulerNotTurning).count, 1, "\(recorder.all)")
+        onAnotherThread { context.setNeedsUpdate() }
+        XCTAssertEqual(recorder.reports(label: scheduler.label, kind: .schedulerNotTurning).count, 1, "once")
+        scheduler.turn()
+        XCTAssertEqual(shown, [2], "one delivery, showing the producer's last value")
     }
 
     /// On the scheduler's own thread a late turn is noticed cheaply: at every 16th context newly listed while the

@@ -241,7 +241,7 @@ package final class UpdateStorage: TurnClient, @unchecked Sendable {
         if let scoped { return submit(scoped, update: update, site: site()) }
         let request: UpdateRequest = update ? .update(flag) : .setNeedsUpdate(flag)
         guard isOnSchedulerThread else {
-            post(request, note: RequestNote(site, needed: false).carried())
+            post(request, note: RequestNote(site, needed: false).carried(), owner: owner)
             return
         }
         drainInboxIfNeeded()
@@ -375,28 +375,35 @@ package final class UpdateStorage: TurnClient, @unchecked Sendable {
     // MARK: The inbox
 
     /// Puts a request (with the transaction it carries) in the inbox, applied on the main thread at its next
-    /// turn, in arrival order, and counted by diagnostics there (`note`). Returns `false` when the context is
-    /// gone (the request is dropped; the caller tells the transaction).
+    /// turn, in arrival order, and counted by diagnostics there (`note`). `owner`: the `ViewUpdating` object
+    /// whose request it is, kept weakly until the turn sees it (while no owner is connected). Returns `false`
+    /// when the context is gone (the request is dropped; the caller tells the transaction).
     @discardableResult
-    func post(_ request: UpdateRequest, carrying transaction: UpdateTransaction? = nil, note: RequestNote? = nil)
-        -> Bool
-    {
+    func post(
+        _ request: UpdateRequest, carrying transaction: UpdateTransaction? = nil, note: RequestNote? = nil,
+        owner: AnyObject? = nil
+    ) -> Bool {
         var accepted = true
         let needsTurn = withShared { shared -> Bool in
             if isCancelled {
                 accepted = false
                 return false
             }
-            UpdateStateMachine.enqueue(
-                InboxEntry(request: request, transaction: transaction, note: note ?? RequestNote(nil)),
-                into: &shared.inbox)
+            var entry = InboxEntry(request: request, transaction: transaction, note: note ?? RequestNote(nil))
+            if !shared.ownerConnected { entry.owner = owner }
+            UpdateStateMachine.enqueue(entry, into: &shared.inbox)
             cvu_flag_store_release(flags + Self.inboxFlag, true)
             if shared.inboxIsQueued { return false }
             shared.inboxIsQueued = true
             return true
         }
-        // Reached only while the context lives or a caller holds the scheduler (see `unretainedScheduler`).
-        if needsTurn { withScheduler { $0.schedule(self) } }
+        // Reached only while the context lives or a caller holds the scheduler (see `unretainedScheduler`). Another
+        // thread's request on a context that waits already looks whether the turn it waits for is late.
+        if needsTurn {
+            withScheduler { $0.schedule(self) }
+        } else if accepted && !isOnSchedulerThread {
+            withScheduler { $0.noticeLateTurn() }
+        }
         return accepted
     }
 
@@ -419,7 +426,13 @@ package final class UpdateStorage: TurnClient, @unchecked Sendable {
                 defer { shared.inbox.removeAll() }
                 return shared.inbox
             }
-            for entry in entries { apply(entry.request, carrying: entry.transaction, note: entry.note) }
+            for entry in entries {
+                // An owner whose requests all come from other threads is seen here.
+                if machine.diagnostics.bits.isDisjoint(with: [.ownerSeen, .ownerConnected]), let owner = entry.owner {
+                    noteOwner(owner)
+                }
+                apply(entry.request, carrying: entry.transaction, note: entry.note)
+            }
         }  // the entries go here: a transaction value that only they held runs its `deinit` before the check below
         publishScheduled()
         let needsTurn = withShared { shared -> Bool in
@@ -1356,11 +1369,13 @@ struct RequestNote {
     }
 }
 
-/// A request waiting in the inbox, with the transaction it carries and its note.
+/// A request waiting in the inbox, with the transaction it carries, its note, and the `ViewUpdating` object
+/// that made it (while none is connected: for the report of an owner that never connects).
 struct InboxEntry {
     var request: UpdateRequest
     var transaction: UpdateTransaction?
     var note: RequestNote
+    weak var owner: AnyObject?
 
     /// The request, when it carries no transaction: what the inbox may merge with its neighbours.
     var plainRequest: UpdateRequest? { transaction == nil ? request : nil }
