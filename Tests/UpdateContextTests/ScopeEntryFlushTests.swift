@@ -104,6 +104,25 @@ final class ScopeEntryFlushTests: XCTestCase {
         XCTAssertTrue(scheduler.isIdle)
     }
 
+    /// A child whose context has another scheduler of the same thread, with nothing waiting there when the scope
+    /// begins (a parent on the main run loop, a child bound to UIKit's update-properties pass): the parent's push
+    /// lists it there, and the flush's next round delivers it too.
+    func testAChildOnAnotherSchedulerIdleAtTheScopesEntryIsFlushedToo() {
+        let otherScheduler = ManualScheduler()
+        let child = UncheckedBox(ChildScreen(scheduler: otherScheduler))
+        onMainActor(child.value) { $0.startUpdatingView() }
+        XCTAssertEqual(try otherScheduler.runUntilIdle(), 0)
+        child.value.shown.removeAll()
+        parent.render = { child.value.pushed = 1 }
+        parent.title = "t"
+        withUpdateAnimation { child.value.pushed = 2 }
+        XCTAssertEqual(child.value.shown, ["0/1 n"], "the push, flushed before the scope's change")
+        scheduler.turn()
+        otherScheduler.turn()
+        XCTAssertEqual(child.value.shown, ["0/1 n", "0/2 a"])
+        XCTAssertTrue(scheduler.isIdle && otherScheduler.isIdle)
+    }
+
     /// A parent and a child that push into each other: each is delivered at most once by the flush (the parent's
     /// second change waits for the turn), the flush ends, and the turn shows the last state.
     func testAParentAndChildThatPushIntoEachOtherAreFlushedOnceEach() {
@@ -225,15 +244,20 @@ final class ScopeEntryFlushRandomTests: XCTestCase {
 
     private func run(seed: UInt64, steps: Int) {
         var random = SeededGenerator(seed: seed)
-        let scheduler = ManualScheduler()
-        let screens = (0..<4).map { Screen(name: "s\($0)", scheduler: scheduler) }
+        // Two schedulers of the main thread (the main run loop's and UIKit's update-properties pass, say): a push
+        // may list a screen on one that had nothing waiting when the scope began.
+        let schedulers = [ManualScheduler(), ManualScheduler()]
+        let screens = (0..<4).map {
+            Screen(name: "s\($0)", scheduler: schedulers[Int.random(in: 0..<2, using: &random)])
+        }
+        func turn() { for scheduler in schedulers.shuffled(using: &random) { scheduler.turn() } }
         for screen in screens {
             for other in screens where other !== screen && Int.random(in: 0..<3, using: &random) == 0 {
                 screen.pushes.append((other, Bool.random(using: &random)))
             }
             onMainActor(screen) { $0.startUpdatingView() }
         }
-        _ = try? scheduler.runUntilIdle(maxTurns: 10)
+        for scheduler in schedulers { _ = try? scheduler.runUntilIdle(maxTurns: 10) }
         let told = SharedLog()
         var history: [String] = []
         for step in 0..<steps {
@@ -244,7 +268,7 @@ final class ScopeEntryFlushRandomTests: XCTestCase {
                 target.pushed = Screen.pushes
                 history.append("change \(target.name)")
             case 3..<5:
-                scheduler.turn()
+                turn()
                 history.append("turn")
             default:
                 var log: [String] = []
@@ -269,7 +293,7 @@ final class ScopeEntryFlushRandomTests: XCTestCase {
                             "seed \(seed) step \(step): \(name) pending when the body ran; \(history.suffix(6))")
                     }
                 }
-                scheduler.turn()
+                turn()
                 // A clean target's change was heard in the scope: it animates, and the completion says shown.
                 if !pendingAtBody.contains(target.name) {
                     XCTAssertEqual(
@@ -282,6 +306,7 @@ final class ScopeEntryFlushRandomTests: XCTestCase {
             }
         }
         for screen in screens { screen.pushes = [] }
-        XCTAssertNoThrow(try scheduler.runUntilIdle(maxTurns: 50), "seed \(seed)")
+        for _ in 0..<50 where !schedulers.allSatisfy(\.isIdle) { turn() }
+        XCTAssertTrue(schedulers.allSatisfy(\.isIdle), "seed \(seed)")
     }
 }

@@ -149,10 +149,11 @@ public func withUpdateAnimation<Result>(_ animation: UpdateAnimation? = .default
 enum AnimatedScopeFlush {
     /// Delivers what is pending on the calling thread's schedulers (called as an animating scope begins).
     static func flushPendingUpdates() {
-        let due = ThreadSchedulers.dueSchedulersOfCurrentThread
+        var due = ThreadSchedulers.dueSchedulersOfCurrentThread
         guard !due.isEmpty else { return }
         // In rounds: first what waits now (a turn under way has not reached it, it is listed, or parked), then
-        // what the round's deliveries listed on this thread (a parent's render pushing into a child). Each context
+        // what the round's deliveries listed on this thread (a parent's render pushing into a child, whose context
+        // may have another of the thread's schedulers, idle when the scope began). Each context
         // once per flush (a list may hold one several times: asked from this thread and from others): what one
         // asks again, or asks of itself, waits for the turn; so do the later rounds' inbox arrivals (only the
         // first round applies a context's inbox). The rounds end: each flushes contexts no earlier one did.
@@ -164,6 +165,7 @@ enum AnimatedScopeFlush {
                 storage.flushBeforeAnimatedScope(applyingInbox: isFirst)
             }
             isFirst = false
+            due = ThreadSchedulers.dueSchedulersOfCurrentThread
             round = due.flatMap(\.listedOnItsThread).filter { !seen.contains(ObjectIdentifier($0)) }
         }
     }
