@@ -65,8 +65,7 @@ extension UpdateStorage {
     /// While recording: `site` is the first request of the next delivery unless one is noted already. Kept
     /// like a face (a box in the same table), so that a context pays nothing for it while not recording.
     func noteFirstRequest(_ site: RequestSite) {
-        guard !machine.diagnostics.bits.contains(.recordedSite) else { return }
-        machine.diagnostics.bits.insert(.recordedSite)
+        guard machine.diagnostics.bits.insert(.recordedSite).inserted else { return }
         let noted = face(RecordedSite.self) ?? adopt(RecordedSite())
         noted.site.withLock { $0 = site.callSite }
     }
@@ -86,10 +85,8 @@ extension UpdateStorage {
         guard site.countsAsSelfRequest else { return }
         machine.diagnostics.bits.insert(.requestedInDelivery)
         guard machine.diagnostics.loopCount >= DiagnosticsThresholds.loopCycles - 1,
-            !machine.diagnostics.bits.contains(.loopReported),
-            !withScheduler({ $0.drivesPerFrameWork })
+            !withScheduler({ $0.drivesPerFrameWork }), machine.diagnostics.bits.insert(.loopReported).inserted
         else { return }
-        machine.diagnostics.bits.insert(.loopReported)
         UpdateDiagnostics.emit(
             .updateLoop, label: label.string,
             message: "requested again from inside its own delivery in \(DiagnosticsThresholds.loopCycles) "
@@ -197,10 +194,9 @@ extension UpdateStorage {
     /// A delivery reached no updater (main thread): when a `ViewUpdating` object requests through the context and
     /// never called `startUpdatingView()`, its `updateView(animated:)` is never called — reported once.
     func noteDeliveredToNobody() {
-        let bits = machine.diagnostics.bits
-        guard bits.contains(.ownerSeen), !bits.contains(.ownerConnected), !bits.contains(.nothingConnectedReported)
+        guard machine.diagnostics.bits.contains(.ownerSeen), !machine.diagnostics.bits.contains(.ownerConnected),
+            machine.diagnostics.bits.insert(.nothingConnectedReported).inserted
         else { return }
-        machine.diagnostics.bits.insert(.nothingConnectedReported)
         UpdateDiagnostics.emit(
             .nothingConnected, label: label.string,
             message: "its requests reach no updater: the ViewUpdating object that owns it has not called "

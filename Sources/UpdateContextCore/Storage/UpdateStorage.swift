@@ -130,11 +130,6 @@ package final class UpdateStorage: TurnClient, @unchecked Sendable {
         set { withShared { $0.refreshes = newValue } }
     }
 
-    /// Whether the `ViewUpdating` owner is connected now (a hint: ``addOwnerUpdater(_:)`` decides). Any thread.
-    var isOwnerConnectedNow: Bool {
-        withShared { $0.ownerConnected }
-    }
-
     var inboxHasRequests: Bool { cvu_flag_load_acquire(flags + Self.inboxFlag) }
     /// Set once, under the lock, when the context goes; read anywhere (under the lock, or not).
     package var isCancelled: Bool { cvu_flag_load_acquire(flags + Self.cancelledFlag) }
@@ -803,11 +798,9 @@ extension UpdateStorage {
         return false
     }
 
-    package func requireMainThread(_ api: String, because reason: String = "") {
+    package func requireMainThread(_ api: String) {
         if !isOnSchedulerThread {
-            fatalError(
-                "ViewUpdatingContext.\(api) must be called on the main thread (the scheduler's thread)"
-                    + (reason.isEmpty ? "" : "; \(reason)"))
+            fatalError("ViewUpdatingContext.\(api) must be called on the main thread (the scheduler's thread)")
         }
     }
 }

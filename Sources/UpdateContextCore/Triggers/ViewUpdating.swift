@@ -140,7 +140,6 @@ extension ViewUpdating {
                     + "the ManualScheduler on the main thread (in Swift Testing, mark the test @MainActor)",
                 file: file, line: line)
         }
-        if context.storage.isOwnerConnectedNow { return }
         let render: (Bool) -> Void = { [weak self] animated in
             guard let self else { return }
             // Where main-actor code runs: the main thread, or a main-queue block (under `dispatchMain()`
