@@ -14,8 +14,9 @@ import Foundation
 /// take. Updaters, completions and every other piece of user code run only outside that lock, after the machine
 /// has answered.
 ///
-/// The path of a request: ``setNeedsUpdate(_:site:)`` (unless it is a no-op on the fast path) → ``submit(_:update:site:changing:)``,
-/// which reads the scope once → (main thread) ``apply(_:carrying:note:)`` → the machine's `request` → `.list` →
+/// The path of a request: ``setNeedsUpdate(_:owner:site:)`` (or, for a change, ``willChange(_:)`` then
+/// ``didChange(_:in:owner:site:)``), which reads the scope once, unless the request is a no-op on the fast path →
+/// ``submit(_:scoped:update:owner:site:)``, which decides the thread → (main thread) ``apply(_:carrying:note:)`` → the machine's `request` → `.list` →
 /// `scheduleOnOwnerThread` → at the end of the cycle the scheduler calls ``performTurn(_:)`` → the machine's `turn`,
 /// the inbox applied, `endOfTurn` → ``deliver(_:thenNote:)`` → each updater → the machine's `deliveryEnded`.
 /// From another thread: ``post(_:carrying:note:)`` puts the request in the inbox and lists the storage for the
@@ -140,8 +141,12 @@ package final class UpdateStorage: TurnClient, @unchecked Sendable {
     /// is made only on the slow path.
     @inline(__always)
     package func setNeedsUpdate(_ flag: Bool?, owner: AnyObject? = nil, site: @autoclosure () -> RequestSite) {
-        if isNoOpOnTheFastPath(flag) { return }
-        submit(flag, scoped: UpdateTransaction.current?.applying(flag), owner: owner, site: site)
+        // The scope count, read once: no scope alive, the fast path; one alive, the scope's transaction.
+        if cvu_transaction_scopes_active() {
+            return submit(flag, scoped: UpdateTransaction.current?.applying(flag), owner: owner, site: site)
+        }
+        if isNoOpOnThisThread(flag) { return }
+        submit(flag, scoped: nil, owner: owner, site: site)
     }
 
     /// A change that a request with `flag` will follow is about to land (`@NeedsUpdate`,
@@ -169,10 +174,10 @@ package final class UpdateStorage: TurnClient, @unchecked Sendable {
     package func didChange(
         _ flag: Bool?, in scope: ChangeScope, owner: AnyObject? = nil, site: @autoclosure () -> RequestSite
     ) {
-        if !scope.isAlive && isNoOpOnTheFastPath(flag) { return }
-        submit(
-            flag, scoped: scope.isAlive ? scope.scoped : UpdateTransaction.current?.applying(flag), owner: owner,
-            site: site)
+        // No scope was alive when the change began: none is now for this task (a scope is a closure's, and the
+        // store opens none), so the scope is not read again.
+        if !scope.isAlive && isNoOpOnThisThread(flag) { return }
+        submit(flag, scoped: scope.scoped, owner: owner, site: site)
     }
 
     /// What ``willChange(_:)`` learned of the scope: whether one may be alive, and if so its transaction with the
@@ -182,14 +187,12 @@ package final class UpdateStorage: TurnClient, @unchecked Sendable {
         fileprivate let scoped: UpdateTransaction?
     }
 
-    /// The fast path: on the main thread, outside `withUpdateTransaction`, an already-dirty context with
-    /// nothing new takes no lock, allocates nothing and calls nothing. (An animated request changes a
-    /// pending transaction's animation: not a no-op then.) Everything else is outlined, so that this path
-    /// keeps a small frame.
+    /// The fast path, once no scope is alive: on the main thread an already-dirty context with nothing new takes
+    /// no lock, allocates nothing and calls nothing. (An animated request changes a pending transaction's
+    /// animation: not a no-op then.) Everything else is outlined, so that this path keeps a small frame.
     @inline(__always)
-    private func isNoOpOnTheFastPath(_ flag: Bool?) -> Bool {
-        if !cvu_transaction_scopes_active() && isOnSchedulerThread && !inboxHasRequests
-            && machine.isNoOp(flag) && (flag != true || !hasPendingTransaction)
+    private func isNoOpOnThisThread(_ flag: Bool?) -> Bool {
+        if isOnSchedulerThread && !inboxHasRequests && machine.isNoOp(flag) && (flag != true || !hasPendingTransaction)
         {
             machine.diagnostics.absorbed &+= 1  // what the delivery absorbs (signposts, recording)
             return true
@@ -264,7 +267,7 @@ package final class UpdateStorage: TurnClient, @unchecked Sendable {
     }
 
     /// A change that a request with `flag` will follow is about to land (the layers' property wrappers, which
-    /// store between the two): see ``setNeedsUpdate(_:site:changing:)``. From another thread it does nothing:
+    /// store between the two): see ``willChange(_:)``. From another thread it does nothing:
     /// the requests are applied in arrival order on the main thread (see the rules).
     package func flushBeforeChange(_ flag: Bool?) {
         // A request with no flag outside a scope never flushes.
