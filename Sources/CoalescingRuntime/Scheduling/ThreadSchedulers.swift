@@ -4,8 +4,8 @@ import Foundation
 /// The schedulers that turn on one thread: each joins the list of a thread where it lists work, turns, or
 /// gets a view context created (``CoalescingScheduler/joinCurrentThread()``). An animating scope that
 /// begins on the thread flushes what waits on them (`UpdateContextCore`'s `AnimatedScopeFlush`), besides
-/// `.dispatchMain`, whose turns run on whichever thread runs the main queue's blocks (no one thread's list
-/// can hold it).
+/// `.dispatchMain` off the main thread, whose turns run on whichever thread runs the main queue's blocks
+/// under `dispatchMain()` (no one thread's list can hold it there).
 ///
 /// It hangs off the thread's record (the package's one thread-local, `cvu_thread_record_t`), where finding it
 /// is a load; the thread's `threadDictionary` owns it, so that it goes with the thread (its `deinit` then
@@ -51,7 +51,8 @@ package final class ThreadSchedulers {
 
     /// The schedulers whose turns the calling thread runs now and that may have clients waiting (see
     /// ``CoalescingScheduler/mayHaveWaitingClients``), not in a private run-loop mode: those of its list, and
-    /// `.dispatchMain` when the thread runs a main-queue block. Allocates nothing when there are none.
+    /// `.dispatchMain` when a thread other than the main thread runs a main-queue block. Allocates nothing when
+    /// there are none.
     package static var dueSchedulersOfCurrentThread: [CoalescingScheduler] {
         var due: [CoalescingScheduler] = []
         if let list = currentIfMade {
@@ -59,6 +60,9 @@ package final class ThreadSchedulers {
                 if let scheduler = entry.scheduler, scheduler.isCurrentFast, scheduler.isDue { due.append(scheduler) }
             }
         }
+        // On the main thread `.dispatchMain` is in the list once it has listed, turned or had a context made
+        // there; a main-queue block elsewhere (under `dispatchMain()`) asks it, since no one thread's list has it.
+        if cvu_is_main_thread() { return due }
         let dispatchMain = CoalescingScheduler.dispatchMain
         if dispatchMain.isCurrentFast && !due.contains(where: { $0 === dispatchMain }) && dispatchMain.isDue {
             due.append(dispatchMain)

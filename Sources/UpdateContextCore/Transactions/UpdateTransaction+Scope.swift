@@ -91,7 +91,8 @@ final class TransactionScope: Sendable {
 /// thread's run loop runs a private mode: view updates never run there, and a tracked change after a plain
 /// one is then shown by the next common pass, unanimated, its completion told it requested nothing. The
 /// flush finds a scheduler through the calling thread's own list, which it joins when it turns, lists a
-/// request, or gets a context made on this thread, and finds `.dispatchMain` in any main-queue block: a
+/// request, or gets a context made on this thread, and finds `.dispatchMain` in a main-queue block off the
+/// main thread (under `dispatchMain()`): a
 /// context made on another thread, whose scheduler has done none of these here yet, keeps what is pending
 /// for its turn, and so does one of a custom scheduler whose turns move between threads.)
 ///
@@ -144,7 +145,7 @@ public func withUpdateAnimation<Result>(_ animation: UpdateAnimation? = .default
 /// they wait for a common pass, and so does what the scope changes.
 ///
 /// The schedulers are the calling thread's (``ThreadSchedulers``, which hangs off the thread's record: no
-/// process-wide registry; and `.dispatchMain` in a main-queue block); their own lists say which contexts wait for
+/// process-wide registry; and `.dispatchMain` in a main-queue block off the main thread); their own lists say which contexts wait for
 /// a turn. Nothing pending costs a look at each of the thread's schedulers, and allocates nothing.
 enum AnimatedScopeFlush {
     /// Delivers what is pending on the calling thread's schedulers (called as an animating scope begins).
