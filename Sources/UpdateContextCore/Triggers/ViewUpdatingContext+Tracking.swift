@@ -116,7 +116,10 @@ extension ViewUpdatingContext {
 /// - **Nested tracked deliveries.** Observation merges a tracking begun inside another's closure into the
 ///   outer one. So a tracked updater delivered inside another tracked updater's run installs no tracking:
 ///   what it reads is that run's, and a change to it requests both contexts. The run under way on a thread is
-///   the one per-thread record this needs (`cvu_tracked_run`).
+///   the one per-thread record this needs (`cvu_tracked_run`). Why not let each nested updater track on its
+///   own: its tracking would be merged into the host's anyway, and retiring it (changing its sentinel) would
+///   fire the host's tracking too, re-rendering the host whenever a child re-renders alone. When a later run
+///   of the host no longer delivers a child, that child is requested once, on its own, to track itself again.
 /// - **Other threads.** A change heard off the delivering thread requests an update and one more in the next
 ///   cycle (Observation reports before the store); it is reported (`trackedChangeOffMainThread`): the first one
 ///   in release builds, every one, counted, at most once a second in debug builds.
