@@ -18,7 +18,7 @@ import Foundation
 /// test with ``expectIdle()``, and ``runUntilIdle(mode:maxTurns:file:line:)`` throws when it gives up with work
 /// still pending instead of returning quietly.
 ///
-/// It stands in for the main thread (``isMainThreadScheduler`` is `true`), so a `ViewUpdatingContext`
+/// It stands in for the main thread (``CoalescingScheduler/isMainThreadScheduler`` is `true`), so a `ViewUpdatingContext`
 /// accepts it; its updaters then run on the thread that turns it.
 ///
 /// > Important: A manual scheduler belongs to the thread that creates it: turn it, and call
