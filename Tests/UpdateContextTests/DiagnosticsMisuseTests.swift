@@ -107,6 +107,30 @@ final class DiagnosticsMisuseTests: XCTestCase {
         XCTAssertEqual(recorder.reports(label: "fed elsewhere", kind: .nothingConnected).count, 1, "once")
     }
 
+    /// The owner rides with another thread's request however the inbox takes it: animated in a scope (the
+    /// request carries the scope's transaction), or merged into a request that something else made first in
+    /// the cycle (its model's `setNeedsUpdate()`).
+    @MainActor func testAForgottenStartUpdatingViewIsReportedWhenItsOtherThreadRequestIsScopedOrMerged() {
+        for merged in [false, true] {
+            let label = merged ? "merged" : "scoped"
+            let badge = Badge(label: label, scheduler: scheduler)
+            nonisolated(unsafe) let owner = badge
+            for value in 1...3 {
+                onAnotherThread {
+                    if merged {
+                        owner.updateContext.setNeedsUpdate()  // the model's request: no owner
+                        owner.count = value
+                    } else {
+                        withUpdateAnimation { owner.count = value }
+                    }
+                }
+                scheduler.turn()  // requested and delivered to nobody
+            }
+            XCTAssertEqual(badge.renders, 0)
+            XCTAssertEqual(recorder.reports(label: label, kind: .nothingConnected).count, 1, "\(recorder.all)")
+        }
+    }
+
     /// An owner that connected once and then removed its updaters, and a context no `ViewUpdating` object
     /// requests through, are not reported when a delivery reaches no updater: only a `startUpdatingView()` never
     /// called is.

@@ -236,7 +236,7 @@ package final class UpdateStorage: TurnClient, @unchecked Sendable {
         if let owner, isOnSchedulerThread, machine.diagnostics.bits.isDisjoint(with: [.ownerSeen, .ownerConnected]) {
             noteOwner(owner)
         }
-        if let scoped { return submit(scoped, update: update, site: site()) }
+        if let scoped { return submit(scoped, update: update, site: site(), owner: owner) }
         let request: UpdateRequest = update ? .update(flag) : .setNeedsUpdate(flag)
         guard isOnSchedulerThread else {
             post(request, note: RequestNote(site, needed: false).carried(), owner: owner)
@@ -253,11 +253,11 @@ package final class UpdateStorage: TurnClient, @unchecked Sendable {
     /// (``UpdateTransaction/claimingCompletions()``): from here on, every path either keeps it pending, hands
     /// it to a delivery, or tells it why it was dropped.
     @inline(never)
-    func submit(_ transaction: UpdateTransaction, update: Bool, site: RequestSite?) {
+    func submit(_ transaction: UpdateTransaction, update: Bool, site: RequestSite?, owner: AnyObject? = nil) {
         let transaction = transaction.claimingCompletions()
         let request: UpdateRequest = update ? .update(transaction.isAnimated) : .setNeedsUpdate(transaction.isAnimated)
         guard isOnSchedulerThread else {
-            if !post(request, carrying: transaction, note: RequestNote(site).carried()) {
+            if !post(request, carrying: transaction, note: RequestNote(site).carried(), owner: owner) {
                 transaction.tellDropped(.contextReleased)
             }
             return
@@ -1280,10 +1280,10 @@ package struct UpdateStateMachine {
         var entry = entry
         switch (inbox.last?.plainRequest, entry.plainRequest) {
         case (.setNeedsUpdate?, .setNeedsUpdate(nil)):
-            inbox[inbox.count - 1].note.absorb(entry.note)
+            inbox[inbox.count - 1].absorb(entry)
             return
         case (.setNeedsUpdate(let last)?, .setNeedsUpdate(let flag)) where last == flag:
-            inbox[inbox.count - 1].note.absorb(entry.note)
+            inbox[inbox.count - 1].absorb(entry)
             return
         case (.setNeedsUpdate(false)?, .setNeedsUpdate(true)):
             let count = inbox.count
@@ -1291,15 +1291,15 @@ package struct UpdateStateMachine {
                 inbox[count - 2].plainRequest == .setNeedsUpdate(true)
             {
                 let removed = inbox.removeLast()  // … F T F + T → … F T
-                inbox[count - 2].note.absorb(removed.note)
-                inbox[count - 2].note.absorb(entry.note)
+                inbox[count - 2].absorb(removed)
+                inbox[count - 2].absorb(entry)
                 return
             }
         case (_, .update(nil)):
             if let earlier = inbox.firstIndex(where: { $0.plainRequest == .update(nil) }) {
-                var note = inbox.remove(at: earlier).note
-                note.absorb(entry.note)
-                entry.note = note
+                var merged = inbox.remove(at: earlier)
+                merged.absorb(entry)
+                (entry.note, entry.owner) = (merged.note, merged.owner)
             }
         default:
             break
@@ -1375,6 +1375,12 @@ struct InboxEntry {
 
     /// The request, when it carries no transaction: what the inbox may merge with its neighbours.
     var plainRequest: UpdateRequest? { transaction == nil ? request : nil }
+
+    /// A later request merged into this one: its note counted, its owner kept if this one has none.
+    mutating func absorb(_ later: InboxEntry) {
+        note.absorb(later.note)
+        if owner == nil { owner = later.owner }
+    }
 }
 
 /// What one delivery passes to the updaters.
