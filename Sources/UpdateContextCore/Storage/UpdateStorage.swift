@@ -19,7 +19,7 @@ import Foundation
 /// ``submit(_:scoped:update:owner:site:)``, which decides the thread → (main thread) ``apply(_:carrying:note:)`` → the machine's `request` → `.list` →
 /// `scheduleOnOwnerThread` → at the end of the cycle the scheduler calls ``performTurn(_:)`` → the machine's `turn`,
 /// the inbox applied, `endOfTurn` → ``deliver(_:thenNote:)`` → each updater → the machine's `deliveryEnded`.
-/// From another thread: ``post(_:carrying:note:)`` puts the request in the inbox and lists the storage for the
+/// From another thread: ``post(_:carrying:note:owner:)`` puts the request in the inbox and lists the storage for the
 /// next turn (one wake-up), where it is applied and delivered in that same turn.
 package final class UpdateStorage: TurnClient, @unchecked Sendable {
     // @unchecked Sendable: `machine` is read and written only on the scheduler's thread — every entry point
@@ -143,7 +143,7 @@ package final class UpdateStorage: TurnClient, @unchecked Sendable {
     package func setNeedsUpdate(_ flag: Bool?, owner: AnyObject? = nil, site: @autoclosure () -> RequestSite) {
         // The scope count, read once: no scope alive, the fast path; one alive, the scope's transaction.
         if cvu_transaction_scopes_active() {
-            return submit(flag, scoped: UpdateTransaction.current?.applying(flag), owner: owner, site: site)
+            return submit(flag, scoped: UpdateTransaction.scoped?.applying(flag), owner: owner, site: site)
         }
         if isNoOpOnThisThread(flag) { return }
         submit(flag, scoped: nil, owner: owner, site: site)
@@ -153,7 +153,7 @@ package final class UpdateStorage: TurnClient, @unchecked Sendable {
     /// `setNeedsUpdate(animated:_:)`): the first half of a change made in the order that keeps the rules true.
     /// On the scheduler's thread, when the request animates (its flag, or with none the current scope's
     /// transaction) and a non-animated update is pending, the rules' early flush is made now — it shows the state
-    /// *before* the change. The scope is read here, once, for ``didChange(_:in:site:)``, which makes the request
+    /// *before* the change. The scope is read here, once, for ``didChange(_:in:owner:site:)``, which makes the request
     /// once the change has landed (so that from any thread the delivery it makes sees the change).
     @inline(__always)
     package func willChange(_ flag: Bool?) -> ChangeScope {
