@@ -770,24 +770,16 @@ extension UpdateStorage {
     }
 
     /// Whether this context's updaters are running: main thread.
-    package var isDelivering: Bool {
-        machine.isDelivering
-    }
+    package var isDelivering: Bool { machine.isDelivering }
 
     /// The number of the delivery under way (or of the last one): main thread, inside updaters.
-    package var deliverySerial: UInt64 {
-        machine.deliverySerial
-    }
+    package var deliverySerial: UInt64 { machine.deliverySerial }
 
     /// Whether the delivery under way was forced (`update()`, a refresh): main thread, inside updaters.
-    package var isForcedDelivery: Bool {
-        isOnSchedulerThread && machine.delivering?.isForced == true
-    }
+    package var isForcedDelivery: Bool { isOnSchedulerThread && machine.delivering?.isForced == true }
 
     /// Whether the delivery under way is the rules' early non-animated flush: main thread, inside updaters.
-    package var isEarlyFlushDelivery: Bool {
-        isOnSchedulerThread && machine.delivering?.isEarlyFlush == true
-    }
+    package var isEarlyFlushDelivery: Bool { isOnSchedulerThread && machine.delivering?.isEarlyFlush == true }
 
     /// Whether the caller is on the scheduler's thread; when it is not — a mistake — reports it, naming
     /// `api` and, in `recovery`, what is done instead (debug builds stop at the caller's line).
@@ -1321,9 +1313,7 @@ enum UpdateRequest: Equatable, Sendable {
     }
 
     /// `animated: true`: without a transaction, the delivery's animation becomes the default one.
-    var isAnimated: Bool {
-        self == .setNeedsUpdate(true) || self == .update(true)
-    }
+    var isAnimated: Bool { self == .setNeedsUpdate(true) || self == .update(true) }
 }
 
 /// What diagnostics count of a request: how many requests it stands for (the inbox merges those that change
