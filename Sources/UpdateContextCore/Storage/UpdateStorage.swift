@@ -142,11 +142,9 @@ package final class UpdateStorage: TurnClient, @unchecked Sendable {
     @inline(__always)
     package func setNeedsUpdate(_ flag: Bool?, owner: AnyObject? = nil, site: @autoclosure () -> RequestSite) {
         // The scope count, read once: no scope alive, the fast path; one alive, the scope's transaction.
-        if cvu_transaction_scopes_active() {
-            return submit(flag, scoped: UpdateTransaction.scoped?.applying(flag), owner: owner, site: site)
-        }
-        if isNoOpOnThisThread(flag) { return }
-        submit(flag, scoped: nil, owner: owner, site: site)
+        let scopes = cvu_transaction_scopes_active()
+        if !scopes && isNoOpOnThisThread(flag) { return }
+        submit(flag, scoped: scopes ? UpdateTransaction.scoped?.applying(flag) : nil, owner: owner, site: site)
     }
 
     /// A change that a request with `flag` will follow is about to land (`@NeedsUpdate`,
